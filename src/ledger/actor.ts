@@ -1,0 +1,66 @@
+import type { Db } from '../db/open-database.js';
+import { forbidden } from './ledger-error.js';
+
+export type PrincipalKind = 'human' | 'agent';
+
+/** A human, or an agent owned by a human, as stored in `principals`. */
+export interface Principal {
+  id: number;
+  name: string;
+  kind: PrincipalKind;
+  github_login: string | null;
+  is_admin: boolean;
+  /** Agents only: the human who owns the agent. */
+  owner: string | null;
+  /** Agents only: the queues the agent may see and work. */
+  queues: string[] | null;
+  created_at: Date;
+  revoked_at: Date | null;
+}
+
+/**
+ * Who is acting, and from where (`cli`, `mcp`, `channel`, `github`, `api`, `sweeper`, …).
+ * System actors are switchboard itself: a provider adapter, the sweeper.
+ */
+export type Actor =
+  | { kind: PrincipalKind; principal: Principal; name: string; via: string }
+  | { kind: 'system'; principal: null; name: string; via: string };
+
+export function actorFor(principal: Principal, via: string): Actor {
+  return { kind: principal.kind, principal, name: principal.name, via };
+}
+
+export function systemActor(name: string, via = name): Actor {
+  return { kind: 'system', principal: null, name, via };
+}
+
+/** The human a piece of work done by this actor is attributed to. */
+export function humanBehind(actor: Actor): string | null {
+  if (actor.kind === 'human') return actor.name;
+  if (actor.kind === 'agent') return actor.principal.owner;
+  return null;
+}
+
+export function isAgent(actor: Actor): actor is Actor & { kind: 'agent'; principal: Principal } {
+  return actor.kind === 'agent';
+}
+
+/**
+ * The todos an actor may see, as a SQL condition on `todos`. An agent sees its own queues
+ * (never quarantined todos) and the approvals it asked for; humans and the system see all.
+ * Out-of-scope todos are reported as missing, exactly like todos that do not exist.
+ */
+export function visibleTo(db: Db, actor: Actor) {
+  if (!isAgent(actor)) return db`true`;
+  return db`((queue = any(${actor.principal.queues ?? []}::text[]) and state <> 'quarantined') or requested_by = ${actor.name})`;
+}
+
+export function assertMayWorkQueue(actor: Actor, queue: string): void {
+  if (isAgent(actor) && !actor.principal.queues?.includes(queue)) {
+    throw forbidden(`agent ${actor.name} may not use queue ${queue} (its queues: ${actor.principal.queues?.join(', ')})`);
+  }
+}
+
+export function assertHuman(actor: Actor, what: string): void {
+  if (actor.kind !== 'human') throw forbidden(`only a human may ${what}`);
+}

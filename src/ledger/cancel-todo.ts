@@ -1,0 +1,25 @@
+import type { Db } from '../db/open-database.js';
+import { visibleTo, type Actor } from './actor.js';
+import { conflict, forbidden, notFound } from './ledger-error.js';
+import { describeState } from './lease.js';
+import { displayId, insertEvent, todoColumns, type Todo } from './todo.js';
+
+/**
+ * Cancels a todo nobody is working on: waiting, quarantined, failed (retrying or dead), or an
+ * approval still waiting for its verdict. Humans and switchboard itself may cancel; agents not.
+ */
+export async function cancelTodo(db: Db, actor: Actor, id: number, reason?: string | null): Promise<Todo> {
+  if (actor.kind === 'agent') throw forbidden('only a human may cancel a todo');
+  const [todo] = await db<Todo[]>`
+    with t as (
+      update todos t set state = 'canceled', available_at = null, summary = coalesce(${reason ?? null}, t.summary),
+                         updated_at = now()
+      where t.id = ${id} and t.state in ('pending', 'failed', 'quarantined')
+      returning t.*
+    ), e as (${insertEvent(db, actor, 'canceled', reason ? { reason: reason.slice(0, 500) } : null)})
+    select ${todoColumns(db)} from t`;
+  if (todo) return todo;
+  const [exists] = await db`select 1 from todos t where t.id = ${id} and ${visibleTo(db, actor)}`;
+  if (!exists) throw notFound(`todo ${displayId(id)} not found`);
+  throw conflict(`todo ${displayId(id)} cannot be canceled: it ${await describeState(db, id)}`);
+}

@@ -1,0 +1,97 @@
+import type { Db } from '../db/open-database.js';
+import { assertMayWorkQueue, humanBehind, visibleTo, type Actor } from './actor.js';
+import { conflict, forbidden, invalid } from './ledger-error.js';
+import { findPrincipal } from './principals.js';
+import { neutraliseLine, neutraliseText } from './neutralise-text.js';
+import { insertEvent, todoColumns, type Todo, type TodoSource } from './todo.js';
+import { assertKind, assertQueue, assertStorable, translateConstraintErrors } from './validate.js';
+
+export interface NewTodo {
+  queue: string;
+  title: string;
+  body?: string | null | undefined;
+  kind?: string | undefined;
+  /** Idempotency key: a second create with the same key on the same queue, while the first is live, returns the first. */
+  key?: string | null | undefined;
+  assignee?: string | null | undefined;
+  url?: string | null | undefined;
+  max_attempts?: number | undefined;
+  meta?: Record<string, unknown> | undefined;
+  source: TodoSource;
+  /** System actors only (provider adapters): the verified human behind the event. */
+  attributed_to?: string | undefined;
+  /** System actors only: an untrusted sender's event waits for a human before anyone can claim it. */
+  quarantined?: boolean | undefined;
+}
+
+export interface CreatedTodo {
+  todo: Todo;
+  /** False when an idempotency key matched a live todo, which is returned instead. */
+  created: boolean;
+}
+
+/** The todo is live while it waits, is worked, or has attempts left; only then does its key hold. */
+const LIVE_KEY = `idempotency_key is not null
+  and (state in ('pending', 'claimed', 'quarantined') or (state = 'failed' and available_at is not null))`;
+
+export async function createTodo(db: Db, actor: Actor, input: NewTodo): Promise<CreatedTodo> {
+  assertQueue(input.queue);
+  const kind = input.kind ?? 'manual';
+  assertKind(kind);
+  if (kind === 'approval') throw invalid('approvals are created with request_approval, not create');
+  assertMayWorkQueue(actor, input.queue);
+  if (actor.kind !== 'system' && (input.attributed_to !== undefined || input.quarantined)) {
+    throw forbidden('only switchboard itself sets attribution or quarantine');
+  }
+  const attributedTo = actor.kind === 'system' ? input.attributed_to : humanBehind(actor);
+  if (!attributedTo) throw invalid('a todo must be attributed to a human');
+  const title = neutraliseLine(input.title);
+  if (title === '') throw invalid('title is empty');
+  const body = input.body == null ? null : neutraliseText(input.body);
+  const key = input.key ?? null;
+  if (key !== null && (key.length === 0 || key.length > 200)) throw invalid('key must be 1 to 200 characters');
+  if (input.max_attempts !== undefined && !(Number.isInteger(input.max_attempts) && input.max_attempts >= 1 && input.max_attempts <= 100)) {
+    throw invalid('max_attempts must be a whole number from 1 to 100');
+  }
+  assertStorable({ key, url: input.url, meta: input.meta });
+  const quarantined = input.quarantined === true;
+  if (input.assignee != null) await assertAssignable(db, input.assignee, input.queue);
+
+  // An insert that meets a live key does nothing; the live todo is then read in a new statement
+  // (whose snapshot sees the conflicting row once its transaction committed). If that todo
+  // finished in between, the key is free again: go round once more.
+  for (let round = 0; round < 5; round++) {
+    const [created] = await translateConstraintErrors(
+      () => db<Todo[]>`
+      with t as (
+        insert into todos (queue, kind, title, body, state, source, url, attributed_to, assignee,
+                           idempotency_key, available_at, max_attempts, meta)
+        values (${input.queue}, ${kind}, ${title}, ${body}, ${quarantined ? 'quarantined' : 'pending'},
+                ${input.source}, ${input.url ?? null}, ${attributedTo}, ${input.assignee ?? null}, ${key},
+                ${quarantined ? null : db`now()`}, ${input.max_attempts ?? 5},
+                ${db.json((input.meta ?? {}) as never)})
+        on conflict (queue, idempotency_key) where ${db.unsafe(LIVE_KEY)} do nothing
+        returning *
+      ), e as (${insertEvent(db, actor, quarantined ? 'quarantined' : 'created')})
+      select ${todoColumns(db)} from t`,
+    );
+    if (created) return { todo: created, created: true };
+    const [existing] = await db<(Todo & { visible: boolean })[]>`
+      select ${todoColumns(db)}, ${visibleTo(db, actor)} as visible
+      from todos t where queue = ${input.queue} and ${db.unsafe(LIVE_KEY)} and idempotency_key = ${key}`;
+    if (existing) {
+      const { visible, ...todo } = existing;
+      if (!visible) throw conflict(`key ${key} is in use on queue ${input.queue}`);
+      return { todo, created: false };
+    }
+  }
+  throw new Error(`idempotency key ${key} kept changing hands`);
+}
+
+async function assertAssignable(db: Db, name: string, queue: string): Promise<void> {
+  const assignee = await findPrincipal(db, name);
+  if (!assignee || assignee.revoked_at) throw invalid(`no principal named ${name}`);
+  if (assignee.kind === 'agent' && !assignee.queues?.includes(queue)) {
+    throw invalid(`agent ${name} does not work queue ${queue}, so it could never claim this todo`);
+  }
+}

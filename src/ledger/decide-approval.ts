@@ -1,0 +1,44 @@
+import type { Db } from '../db/open-database.js';
+import { type Actor } from './actor.js';
+import { conflict, forbidden, notFound } from './ledger-error.js';
+import { displayId, insertEvent, todoColumns, type Todo, type Verdict } from './todo.js';
+import { assertStorable } from './validate.js';
+
+/**
+ * Records a human's verdict on an approval. Only a human decides — the approval's assignee or an
+ * admin — and the first verdict wins: the update matches only a pending, unexpired approval, so
+ * of two concurrent deciders exactly one succeeds and the other is told who decided.
+ */
+export async function decideApproval(
+  db: Db,
+  actor: Actor,
+  id: number,
+  verdict: Verdict,
+  note?: string | null,
+): Promise<Todo> {
+  if (actor.kind !== 'human') throw forbidden('only a human may approve or deny; agents never decide');
+  assertStorable({ note });
+  const mayDecide = actor.principal.is_admin ? db`true` : db`t.assignee = ${actor.name}`;
+  const [todo] = await db<Todo[]>`
+    with t as (
+      update todos t set state = 'done', verdict = ${verdict}, decided_by = ${actor.name}, decided_at = now(),
+                         summary = ${note ?? null}, updated_at = now()
+      where t.id = ${id} and t.kind = 'approval' and t.state = 'pending' and t.expires_at > now() and ${mayDecide}
+      returning t.*
+    ), e as (${insertEvent(db, actor, verdict === 'allow' ? 'approved' : 'denied', note ? { note: note.slice(0, 500) } : null)})
+    select ${todoColumns(db)} from t`;
+  if (todo) return todo;
+
+  const [current] = await db<Pick<Todo, 'kind' | 'state' | 'assignee' | 'verdict' | 'decided_by' | 'decided_at' | 'expires_at'>[]>`
+    select kind, state, assignee, verdict, decided_by, decided_at, expires_at from todos where id = ${id}`;
+  const ref = `todo ${displayId(id)}`;
+  if (!current) throw notFound(`${ref} not found`);
+  if (current.kind !== 'approval') throw conflict(`${ref} is not an approval`);
+  if (current.verdict) {
+    throw conflict(`${ref} was already decided: ${current.verdict} by ${current.decided_by} at ${current.decided_at?.toISOString()}`);
+  }
+  if (current.assignee !== actor.name && !actor.principal.is_admin) {
+    throw forbidden(`${ref} is for ${current.assignee} to decide (or an admin)`);
+  }
+  throw conflict(`${ref} expired without a verdict`);
+}

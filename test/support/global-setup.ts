@@ -1,0 +1,33 @@
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { TestProject } from 'vitest/node';
+import { startEmbeddedPostgres } from '../../src/db/start-embedded-postgres.js';
+import { silentLogger } from '../../src/logger.js';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    databaseUrl: string;
+  }
+}
+
+/**
+ * One real PostgreSQL for the whole run: TEST_DATABASE_URL when set, else an embedded server
+ * in a temporary folder. Each test file then works in a schema of its own.
+ */
+export default async function setup(project: TestProject) {
+  const given = process.env.TEST_DATABASE_URL;
+  if (given) {
+    project.provide('databaseUrl', given);
+    return;
+  }
+  const dir = await mkdtemp(join(tmpdir(), 'switchboard-test-'));
+  // As root the server runs as the `postgres` user, which must be able to enter this folder.
+  await chmod(dir, 0o755);
+  const postgres = await startEmbeddedPostgres(dir, silentLogger);
+  project.provide('databaseUrl', postgres.url);
+  return async () => {
+    await postgres.stop();
+    await rm(dir, { recursive: true, force: true });
+  };
+}
