@@ -36,16 +36,20 @@ export async function migrate(sql: Sql, schema: string): Promise<{ applied: stri
         applied_at timestamptz not null default now()
       )`;
     const done = new Map(
-      (await tx<{ version: number; checksum: string }[]>`select version, checksum from schema_migrations`).map(
-        (row) => [row.version, row.checksum],
-      ),
+      (
+        await tx<
+          { version: number; checksum: string }[]
+        >`select version, checksum from schema_migrations`
+      ).map((row) => [row.version, row.checksum]),
     );
     const applied: string[] = [];
     for (const migration of migrations) {
       const checksum = done.get(migration.version);
       if (checksum === migration.checksum) continue;
       if (checksum !== undefined) {
-        throw new Error(`migration ${migration.name} was edited after it was applied; add a new migration instead`);
+        throw new Error(
+          `migration ${migration.name} was edited after it was applied; add a new migration instead`,
+        );
       }
       await tx.unsafe(migration.sql).simple();
       await tx`insert into schema_migrations (version, name, checksum) values (${migration.version}, ${migration.name}, ${migration.checksum})`;

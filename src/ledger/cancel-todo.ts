@@ -8,7 +8,12 @@ import { displayId, insertEvent, todoColumns, type Todo } from './todo.js';
  * Cancels a todo nobody is working on: waiting, quarantined, failed (retrying or dead), or an
  * approval still waiting for its verdict. Humans and switchboard itself may cancel; agents not.
  */
-export async function cancelTodo(db: Db, actor: Actor, id: number, reason?: string | null): Promise<Todo> {
+export async function cancelTodo(
+  db: Db,
+  actor: Actor,
+  id: number,
+  reason?: string | null,
+): Promise<Todo> {
   if (actor.kind === 'agent') throw forbidden('only a human may cancel a todo');
   const [todo] = await db<Todo[]>`
     with t as (

@@ -28,7 +28,12 @@ function claimable(db: Db, actor: Actor) {
  * One statement: lock the row, move it to `claimed` with a fresh lease token, and record who
  * took it (and whose expired lease it took over).
  */
-function claimRows(db: Db, actor: Actor, leaseSeconds: number, target: postgres.PendingQuery<postgres.Row[]>) {
+function claimRows(
+  db: Db,
+  actor: Actor,
+  leaseSeconds: number,
+  target: postgres.PendingQuery<postgres.Row[]>,
+) {
   return db<ClaimedTodo[]>`
     with target as (${target}),
     t as (
@@ -97,15 +102,28 @@ export async function claimNextTodo(
 }
 
 async function explainUnclaimable(db: Db, actor: Actor, id: number): Promise<never> {
-  const [todo] = await db<{ kind: string; assignee: string | null; state: string; attempt: number; max_attempts: number; available_now: boolean }[]>`
+  const [todo] = await db<
+    {
+      kind: string;
+      assignee: string | null;
+      state: string;
+      attempt: number;
+      max_attempts: number;
+      available_now: boolean;
+    }[]
+  >`
     select t.kind, t.assignee, t.state, t.attempt, t.max_attempts, t.available_at <= now() as available_now
     from todos t where t.id = ${id} and ${visibleTo(db, actor)}`;
   const ref = `todo ${displayId(id)}`;
   if (!todo) throw notFound(`${ref} not found`);
-  if (todo.kind === 'approval') throw conflict(`${ref} is an approval: a human approves or denies it, nobody claims it`);
-  if (todo.assignee !== null && todo.assignee !== actor.name) throw forbidden(`${ref} is assigned to ${todo.assignee}`);
+  if (todo.kind === 'approval')
+    throw conflict(`${ref} is an approval: a human approves or denies it, nobody claims it`);
+  if (todo.assignee !== null && todo.assignee !== actor.name)
+    throw forbidden(`${ref} is assigned to ${todo.assignee}`);
   if (todo.available_now && todo.attempt >= todo.max_attempts) {
-    throw conflict(`${ref} has used all ${todo.max_attempts} attempts; its last lease is about to be closed`);
+    throw conflict(
+      `${ref} has used all ${todo.max_attempts} attempts; its last lease is about to be closed`,
+    );
   }
   throw conflict(`${ref} ${await describeState(db, id)}`);
 }

@@ -10,7 +10,13 @@ export interface Completion {
   result?: unknown;
 }
 
-export function completeTodo(db: Db, actor: Actor, id: number, leaseToken: string, completion: Completion = {}): Promise<Todo> {
+export function completeTodo(
+  db: Db,
+  actor: Actor,
+  id: number,
+  leaseToken: string,
+  completion: Completion = {},
+): Promise<Todo> {
   const summary = completion.summary ?? null;
   const result = completion.result ?? null;
   assertStorable({ summary, result });

@@ -49,8 +49,12 @@ export async function createTodo(db: Db, actor: Actor, input: NewTodo): Promise<
   if (title === '') throw invalid('title is empty');
   const body = input.body == null ? null : neutraliseText(input.body);
   const key = input.key ?? null;
-  if (key !== null && (key.length === 0 || key.length > 200)) throw invalid('key must be 1 to 200 characters');
-  if (input.max_attempts !== undefined && !(Number.isInteger(input.max_attempts) && input.max_attempts >= 1 && input.max_attempts <= 100)) {
+  if (key !== null && (key.length === 0 || key.length > 200))
+    throw invalid('key must be 1 to 200 characters');
+  if (
+    input.max_attempts !== undefined &&
+    !(Number.isInteger(input.max_attempts) && input.max_attempts >= 1 && input.max_attempts <= 100)
+  ) {
     throw invalid('max_attempts must be a whole number from 1 to 100');
   }
   assertStorable({ key, url: input.url, meta: input.meta });

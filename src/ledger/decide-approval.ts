@@ -16,7 +16,8 @@ export async function decideApproval(
   verdict: Verdict,
   note?: string | null,
 ): Promise<Todo> {
-  if (actor.kind !== 'human') throw forbidden('only a human may approve or deny; agents never decide');
+  if (actor.kind !== 'human')
+    throw forbidden('only a human may approve or deny; agents never decide');
   assertStorable({ note });
   const mayDecide = actor.principal.is_admin ? db`true` : db`t.assignee = ${actor.name}`;
   const [todo] = await db<Todo[]>`
@@ -29,13 +30,20 @@ export async function decideApproval(
     select ${todoColumns(db)} from t`;
   if (todo) return todo;
 
-  const [current] = await db<Pick<Todo, 'kind' | 'state' | 'assignee' | 'verdict' | 'decided_by' | 'decided_at' | 'expires_at'>[]>`
+  const [current] = await db<
+    Pick<
+      Todo,
+      'kind' | 'state' | 'assignee' | 'verdict' | 'decided_by' | 'decided_at' | 'expires_at'
+    >[]
+  >`
     select kind, state, assignee, verdict, decided_by, decided_at, expires_at from todos where id = ${id}`;
   const ref = `todo ${displayId(id)}`;
   if (!current) throw notFound(`${ref} not found`);
   if (current.kind !== 'approval') throw conflict(`${ref} is not an approval`);
   if (current.verdict) {
-    throw conflict(`${ref} was already decided: ${current.verdict} by ${current.decided_by} at ${current.decided_at?.toISOString()}`);
+    throw conflict(
+      `${ref} was already decided: ${current.verdict} by ${current.decided_by} at ${current.decided_at?.toISOString()}`,
+    );
   }
   if (current.assignee !== actor.name && !actor.principal.is_admin) {
     throw forbidden(`${ref} is for ${current.assignee} to decide (or an admin)`);

@@ -12,7 +12,13 @@ export const RETRY_MAX_SECONDS = 3600;
  * Marks the attempt failed. With attempts left the todo comes back after an exponential backoff
  * (computed in SQL from the attempt count); after the last attempt it is dead (failed for good).
  */
-export function failTodo(db: Db, actor: Actor, id: number, leaseToken: string, reason?: string | null): Promise<Todo> {
+export function failTodo(
+  db: Db,
+  actor: Actor,
+  id: number,
+  leaseToken: string,
+  reason?: string | null,
+): Promise<Todo> {
   const summary = reason ?? null;
   assertStorable({ reason: summary });
   return updateLeasedTodo(db, actor, id, leaseToken, {

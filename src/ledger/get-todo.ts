@@ -11,7 +11,11 @@ export async function getTodo(db: Db, actor: Actor, id: number): Promise<Todo> {
 }
 
 /** The todo and its history, oldest change first. */
-export async function getTodoWithHistory(db: Db, actor: Actor, id: number): Promise<{ todo: Todo; history: TodoEvent[] }> {
+export async function getTodoWithHistory(
+  db: Db,
+  actor: Actor,
+  id: number,
+): Promise<{ todo: Todo; history: TodoEvent[] }> {
   const todo = await getTodo(db, actor, id);
   const history = await db<TodoEvent[]>`
     select id, at, actor_kind, actor, via, action, data from todo_events where todo_id = ${id} order by id`;

@@ -16,7 +16,11 @@ export async function updateLeasedTodo(
   actor: Actor,
   id: number,
   leaseToken: string,
-  change: { set: postgres.PendingQuery<postgres.Row[]>; action: string; data?: Record<string, unknown> | null },
+  change: {
+    set: postgres.PendingQuery<postgres.Row[]>;
+    action: string;
+    data?: Record<string, unknown> | null;
+  },
 ): Promise<Todo> {
   if (!UUID.test(leaseToken)) throw invalid('lease token must be the UUID returned by claim');
   const [todo] = await db<Todo[]>`
@@ -34,12 +38,22 @@ export async function updateLeasedTodo(
     where t.id = ${id} and ${visibleTo(db, actor)}`;
   if (!current) throw notFound(`todo ${displayId(id)} not found`);
   const state = await describeState(db, id);
-  throw leaseLost(`lease on todo ${displayId(id)} is lost: it ${current.holds ? 'ran out; the todo ' : ''}${state}`);
+  throw leaseLost(
+    `lease on todo ${displayId(id)} is lost: it ${current.holds ? 'ran out; the todo ' : ''}${state}`,
+  );
 }
 
 /** How a todo stands, as the end of a sentence: "is claimed by ada until …". */
 export async function describeState(db: Db, id: number): Promise<string> {
-  const [t] = await db<{ state: string; claimed_by: string | null; available_at: Date | null; attempt: number; expired: boolean }[]>`
+  const [t] = await db<
+    {
+      state: string;
+      claimed_by: string | null;
+      available_at: Date | null;
+      attempt: number;
+      expired: boolean;
+    }[]
+  >`
     select state, claimed_by, available_at, attempt, available_at <= now() as expired from todos where id = ${id}`;
   if (!t) return 'no longer exists';
   switch (t.state) {

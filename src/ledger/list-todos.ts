@@ -27,7 +27,11 @@ export async function listTodos(db: Db, actor: Actor, filter: TodoFilter = {}): 
     throw invalid(`state must be one of ${[...TODO_STATES, 'open', 'all'].join(', ')}`);
   }
   const states =
-    state === 'open' ? ['pending', 'claimed', 'failed', 'quarantined'] : state === 'all' ? [...TODO_STATES] : [state];
+    state === 'open'
+      ? ['pending', 'claimed', 'failed', 'quarantined']
+      : state === 'all'
+        ? [...TODO_STATES]
+        : [state];
   return db<Todo[]>`
     select ${todoColumns(db)} from todos t
     where ${visibleTo(db, actor)}

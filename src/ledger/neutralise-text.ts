@@ -7,7 +7,9 @@
 
 // C0 controls (but tab and newline, handled per use), DEL, C1 controls, and the Unicode
 // characters that break lines or reorder text (bidi overrides and isolates: "Trojan Source").
-const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff]/g;
+const CONTROL =
+  // eslint-disable-next-line no-control-regex -- matching control characters is the point
+  /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff]/g;
 // `<channel`, `</channel`, `< / CHANNEL` …: the full-width `＜` reads the same and parses as text.
 const CHANNEL_TAG = /<(\s*\/?\s*channel)/gi;
 
@@ -27,10 +29,7 @@ export function neutraliseLine(text: string, max = TITLE_MAX): string {
 
 /** Multi-line text: keeps newlines and tabs, drops other controls and channel tags, bounded. */
 export function neutraliseText(text: string, max = BODY_MAX): string {
-  const clean = text
-    .replace(/\r\n?/g, '\n')
-    .replace(CONTROL, '')
-    .replace(CHANNEL_TAG, '＜$1');
+  const clean = text.replace(/\r\n?/g, '\n').replace(CONTROL, '').replace(CHANNEL_TAG, '＜$1');
   return truncate(clean, max);
 }
 

@@ -46,7 +46,8 @@ export interface NewAgent {
 export async function createAgent(db: Db, actor: Actor, input: NewAgent): Promise<Principal> {
   if (actor.kind !== 'human') throw forbidden('only a human may add agents');
   const owner = input.owner ?? actor.name;
-  if (owner !== actor.name && !actor.principal.is_admin) throw forbidden('only an admin may add agents for someone else');
+  if (owner !== actor.name && !actor.principal.is_admin)
+    throw forbidden('only an admin may add agents for someone else');
   assertName(input.name);
   const queues = [...new Set(input.queues)];
   if (queues.length === 0) throw invalid('an agent needs at least one queue');
@@ -64,7 +65,11 @@ export async function createAgent(db: Db, actor: Actor, input: NewAgent): Promis
 }
 
 /** Admins see everyone; a human sees themself and their agents; an agent sees itself. */
-export async function listPrincipals(db: Db, actor: Actor, kind?: PrincipalKind): Promise<Principal[]> {
+export async function listPrincipals(
+  db: Db,
+  actor: Actor,
+  kind?: PrincipalKind,
+): Promise<Principal[]> {
   const scope =
     actor.kind === 'system' || (actor.kind === 'human' && actor.principal.is_admin)
       ? db`true`

@@ -1,7 +1,14 @@
 import type { Db } from '../db/open-database.js';
 import type { Actor } from './actor.js';
 
-export const TODO_STATES = ['pending', 'claimed', 'done', 'failed', 'canceled', 'quarantined'] as const;
+export const TODO_STATES = [
+  'pending',
+  'claimed',
+  'done',
+  'failed',
+  'canceled',
+  'quarantined',
+] as const;
 export type TodoState = (typeof TODO_STATES)[number];
 
 export const TODO_SOURCES = ['github', 'cli', 'mcp', 'channel', 'api'] as const;
@@ -76,7 +83,12 @@ export function todoColumns(db: Db) {
  * The event row for the todo(s) produced by the CTE named `t`, so that a change and its trail
  * are written by the same statement.
  */
-export function insertEvent(db: Db, actor: Actor, action: string, data: Record<string, unknown> | null = null) {
+export function insertEvent(
+  db: Db,
+  actor: Actor,
+  action: string,
+  data: Record<string, unknown> | null = null,
+) {
   return db`
     insert into todo_events (todo_id, actor_kind, actor, via, action, data)
     select t.id, ${actor.kind}, ${actor.name}, ${actor.via}, ${action}, ${data === null ? null : db.json(data as never)}

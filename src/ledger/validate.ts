@@ -6,19 +6,25 @@ const KIND = /^[a-z][a-z0-9_]*(\.[a-z0-9_]+){0,7}$/;
 
 export function assertQueue(queue: string): void {
   if (!SLUG.test(queue)) {
-    throw invalid(`queue must be lowercase letters, digits, '.', '_' or '-' (at most 64), not ${JSON.stringify(queue.slice(0, 80))}`);
+    throw invalid(
+      `queue must be lowercase letters, digits, '.', '_' or '-' (at most 64), not ${JSON.stringify(queue.slice(0, 80))}`,
+    );
   }
 }
 
 export function assertName(name: string, what = 'name'): void {
   if (!SLUG.test(name)) {
-    throw invalid(`${what} must be lowercase letters, digits, '.', '_' or '-' (at most 64), not ${JSON.stringify(name.slice(0, 80))}`);
+    throw invalid(
+      `${what} must be lowercase letters, digits, '.', '_' or '-' (at most 64), not ${JSON.stringify(name.slice(0, 80))}`,
+    );
   }
 }
 
 export function assertKind(kind: string): void {
   if (kind.length > 100 || !KIND.test(kind)) {
-    throw invalid(`kind must be dotted lowercase words like github.issues.opened, not ${JSON.stringify(kind.slice(0, 80))}`);
+    throw invalid(
+      `kind must be dotted lowercase words like github.issues.opened, not ${JSON.stringify(kind.slice(0, 80))}`,
+    );
   }
 }
 
@@ -39,7 +45,9 @@ export function assertStorable(fields: Record<string, unknown>): void {
     }
     const limit = typeof value === 'string' ? TEXT_MAX : RESULT_MAX_BYTES;
     if ((typeof value === 'string' ? text.length : Buffer.byteLength(text)) > limit) {
-      throw invalid(`${name} is too long (at most ${limit} ${typeof value === 'string' ? 'characters' : 'bytes'})`);
+      throw invalid(
+        `${name} is too long (at most ${limit} ${typeof value === 'string' ? 'characters' : 'bytes'})`,
+      );
     }
   }
 }

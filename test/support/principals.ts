@@ -1,5 +1,11 @@
 import type postgres from 'postgres';
-import { actorFor, createAgent, createHuman, systemActor, type Actor } from '../../src/ledger/index.js';
+import {
+  actorFor,
+  createAgent,
+  createHuman,
+  systemActor,
+  type Actor,
+} from '../../src/ledger/index.js';
 
 export interface Cast {
   /** An admin human. */
@@ -15,7 +21,11 @@ export interface Cast {
 
 export async function createCast(sql: postgres.Sql): Promise<Cast> {
   const system = systemActor('test');
-  const ada = await createHuman(sql, system, { name: 'ada', github_login: 'ada-gh', is_admin: true });
+  const ada = await createHuman(sql, system, {
+    name: 'ada',
+    github_login: 'ada-gh',
+    is_admin: true,
+  });
   const bob = await createHuman(sql, system, { name: 'bob' });
   const adaActor = actorFor(ada, 'cli');
   const bobActor = actorFor(bob, 'cli');
