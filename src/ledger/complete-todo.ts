@@ -10,7 +10,7 @@ export interface Completion {
   result?: unknown;
 }
 
-export function completeTodo(
+export async function completeTodo(
   db: Db,
   actor: Actor,
   id: number,

@@ -12,7 +12,7 @@ export const RETRY_MAX_SECONDS = 3600;
  * Marks the attempt failed. With attempts left the todo comes back after an exponential backoff
  * (computed in SQL from the attempt count); after the last attempt it is dead (failed for good).
  */
-export function failTodo(
+export async function failTodo(
   db: Db,
   actor: Actor,
   id: number,

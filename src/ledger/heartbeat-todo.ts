@@ -5,7 +5,7 @@ import { updateLeasedTodo } from './lease.js';
 import type { Todo } from './todo.js';
 
 /** Extends the lease to `leaseSeconds` from now. */
-export function heartbeatTodo(
+export async function heartbeatTodo(
   db: Db,
   actor: Actor,
   id: number,

@@ -19,4 +19,4 @@ export * from './request-approval.js';
 export * from './sweep-todos.js';
 export * from './todo.js';
 export * from './tokens.js';
-export { wakeChannel } from './wake-channel.js';
+export * from './wake-channel.js';

@@ -32,10 +32,12 @@ export async function listTodos(db: Db, actor: Actor, filter: TodoFilter = {}): 
       : state === 'all'
         ? [...TODO_STATES]
         : [state];
+  // States go over the wire as text[] and are cast server-side: postgres.js learns array types
+  // when it connects, which may be before the migration that created todo_state.
   return db<Todo[]>`
     select ${todoColumns(db)} from todos t
     where ${visibleTo(db, actor)}
-      and t.state = any(${states}::todo_state[])
+      and t.state = any(${states}::text[]::todo_state[])
       ${state === 'open' ? db`and not (t.state = 'failed' and t.available_at is null)` : db``}
       ${filter.queue ? db`and t.queue = ${filter.queue}` : db``}
       ${filter.mine ? db`and (t.assignee = ${actor.name} or t.claimed_by = ${actor.name})` : db``}
