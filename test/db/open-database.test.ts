@@ -1,0 +1,58 @@
+import { chmod, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import { openDatabase } from '../../src/db/open-database.js';
+import { startEmbeddedPostgres } from '../../src/db/start-embedded-postgres.js';
+import { silentLogger } from '../../src/logger.js';
+
+let dataDir: string;
+beforeAll(async () => {
+  const parent = await mkdtemp(join(tmpdir(), 'switchboard-open-'));
+  await chmod(parent, 0o755); // as root, the postgres user must be able to enter it
+  dataDir = join(parent, 'data');
+});
+afterAll(() => rm(join(dataDir, '..'), { recursive: true, force: true }));
+
+test('without a URL, a real PostgreSQL starts in the data directory, keeps its data and stops', async () => {
+  const first = await openDatabase({ dataDir, log: silentLogger });
+  expect(first.embedded).toBe(true);
+  const [{ server_version: version }] = await first.sql<
+    [{ server_version: string }]
+  >`show server_version`;
+  expect(Number.parseInt(version, 10)).toBeGreaterThanOrEqual(15);
+  await first.sql`create table if not exists public.kept (note text)`;
+  await first.sql`insert into public.kept values ('still here')`;
+  await first.close();
+  await expect(first.sql`select 1`).rejects.toThrow();
+
+  // The generated password is private to its owner.
+  expect((await stat(join(dataDir, 'pg-password'))).mode & 0o077).toBe(0);
+  expect((await readFile(join(dataDir, 'pg-password'), 'utf8')).trim()).toMatch(
+    /^[A-Za-z0-9_-]{32}$/,
+  );
+
+  const second = await openDatabase({ dataDir, log: silentLogger });
+  expect(await second.sql`select note from public.kept`).toEqual([{ note: 'still here' }]);
+  await second.close();
+});
+
+test('a server left running by a killed process is stopped and replaced, not fought over', async () => {
+  // Simulate the orphan: start a server on the cluster and "forget" to stop it.
+  const orphan = await startEmbeddedPostgres(dataDir, silentLogger);
+  const next = await openDatabase({ dataDir, log: silentLogger });
+  expect(await next.sql`select note from public.kept`).toEqual([{ note: 'still here' }]);
+  await next.close();
+  await orphan.stop(); // returns at once: that server is already gone
+});
+
+test('a bad DATABASE_URL fails with a clear error and no secret', async () => {
+  const attempt = openDatabase({
+    databaseUrl: 'postgres://user:supersecret@127.0.0.1:1/nothing',
+    dataDir,
+    log: silentLogger,
+  });
+  const error = (await attempt.catch((e: unknown) => e)) as Error;
+  expect(error).toBeInstanceOf(Error);
+  expect(error.message).not.toContain('supersecret');
+});
