@@ -3,30 +3,46 @@
 create type todo_state as enum ('pending', 'claimed', 'done', 'failed', 'canceled', 'quarantined');
 create type approval_verdict as enum ('allow', 'deny');
 
+-- Rules on single values are domains rather than table CHECKs: a domain is checked when a value
+-- is written to the column, while PostgreSQL re-checks every table CHECK on every UPDATE of the
+-- row. Claims and completions touch only lease columns, so they pay only for the lease rules.
+create domain queue_name as text
+  constraint queue_name_is_a_slug check (value ~ '^[a-z0-9][a-z0-9._-]{0,63}$');
+create domain todo_kind as text
+  constraint todo_kind_is_dotted_words check (value ~ '^[a-z][a-z0-9_]*(\.[a-z0-9_]+){0,7}$' and length(value) <= 100);
+-- Titles are neutralised at ingest: one line, no control characters, bounded.
+create domain todo_title as text
+  constraint todo_title_is_one_clean_line
+    check (value <> '' and length(value) <= 300 and value !~ '[\x01-\x1f\x7f-\x9f]');
+create domain todo_source as text
+  constraint todo_source_is_known check (value in ('github', 'cli', 'mcp', 'channel', 'api'));
+create domain long_text as text
+  constraint long_text_is_bounded check (length(value) <= 65536);
+create domain short_text as text
+  constraint short_text_is_bounded check (value <> '' and length(value) <= 2048);
+create domain attempt_count as integer
+  constraint attempt_count_is_not_negative check (value >= 0);
+create domain attempt_limit as integer
+  constraint attempt_limit_is_sane check (value between 1 and 100);
+create domain claude_request_id as text
+  constraint claude_request_id_is_five_letters check (value ~ '^[a-km-z]{5}$');
+create domain todo_meta as jsonb
+  constraint meta_is_an_object check (jsonb_typeof(value) = 'object');
+
 create table todos (
   id bigint generated always as identity primary key,
-  queue text not null
-    constraint todos_queue_is_a_slug check (queue ~ '^[a-z0-9][a-z0-9._-]{0,63}$'),
-  kind text not null
-    constraint todos_kind_is_dotted_words check (kind ~ '^[a-z][a-z0-9_]*(\.[a-z0-9_]+){0,7}$' and length(kind) <= 100),
-  title text not null
-    -- Titles are neutralised at ingest: one line, no control characters, bounded.
-    constraint todos_title_is_one_clean_line
-      check (title <> '' and length(title) <= 300 and title !~ '[\x01-\x1f\x7f-\x9f]'),
-  body text
-    constraint todos_body_is_bounded check (length(body) <= 65536),
+  queue queue_name not null,
+  kind todo_kind not null,
+  title todo_title not null,
+  body long_text,
   state todo_state not null default 'pending',
-  source text not null
-    constraint todos_source_is_known check (source in ('github', 'cli', 'mcp', 'channel', 'api')),
-  url text
-    constraint todos_url_is_bounded check (length(url) <= 2048),
+  source todo_source not null,
+  url short_text,
   -- The human the work is attributed to: a GitHub login for provider events, else the owner
   -- of the principal that created it. Free text on purpose: provider users need no account.
-  attributed_to text not null
-    constraint todos_attributed_to_is_bounded check (attributed_to <> '' and length(attributed_to) <= 100),
+  attributed_to short_text not null,
   assignee text references principals (name),
-  idempotency_key text
-    constraint todos_idempotency_key_is_bounded check (length(idempotency_key) between 1 and 200),
+  idempotency_key short_text,
 
   -- Lease state. `available_at` is when the todo may next be claimed: its creation or release
   -- for pending todos, the end of the lease for claimed ones, the retry time for failed ones
@@ -34,20 +50,19 @@ create table todos (
   -- dead, and approvals. One column makes "claimable" a single index range:
   -- available_at <= now().
   available_at timestamptz,
-  claimed_by text references principals (name),
+  -- Deliberately no foreign key: its check would share-lock the holder's principals row on
+  -- every claim, and all of one agent's concurrent claims would queue on that one hot row.
+  -- The ledger only ever writes the name of an authenticated principal here.
+  claimed_by text,
   lease_token uuid,
-  attempt integer not null default 0
-    constraint todos_attempt_is_not_negative check (attempt >= 0),
-  max_attempts integer not null default 5
-    constraint todos_max_attempts_is_sane check (max_attempts between 1 and 100),
-  summary text
-    constraint todos_summary_is_bounded check (length(summary) <= 65536),
+  attempt attempt_count not null default 0,
+  max_attempts attempt_limit not null default 5,
+  summary long_text,
   result jsonb,
 
   -- Approvals: who asked (and Claude Code's request id when relayed), until when, and the verdict.
   requested_by text references principals (name),
-  request_id text
-    constraint todos_request_id_is_claude_codes check (request_id ~ '^[a-km-z]{5}$'),
+  request_id claude_request_id,
   about_todo_id bigint references todos (id),
   expires_at timestamptz,
   verdict approval_verdict,
@@ -55,25 +70,30 @@ create table todos (
   decided_at timestamptz,
 
   -- Provider details the adapters need later (repository, issue number, comment id, …).
-  meta jsonb not null default '{}'
-    constraint todos_meta_is_an_object check (jsonb_typeof(meta) = 'object'),
+  meta todo_meta not null default '{}',
   created_at timestamptz not null default now(),
   updated_at timestamptz not null default now(),
 
-  constraint todos_claimed_iff_leased
-    check ((state = 'claimed') = (lease_token is not null)),
-  constraint todos_claimed_has_holder_and_expiry
-    check (state <> 'claimed' or (claimed_by is not null and available_at is not null)),
-  constraint todos_only_live_todos_are_available
-    check (available_at is null or state in ('pending', 'claimed', 'failed')),
-  constraint todos_approvals_are_owned_and_expire
-    check (kind <> 'approval' or (assignee is not null and requested_by is not null and expires_at is not null)),
-  constraint todos_approvals_are_decided_not_claimed
-    check (kind <> 'approval' or (state in ('pending', 'done', 'canceled') and available_at is null)),
-  constraint todos_done_approvals_have_a_verdict
-    check ((verdict is not null) = (kind = 'approval' and state = 'done')),
-  constraint todos_verdicts_are_attributed
-    check ((verdict is null) = (decided_by is null) and (verdict is null) = (decided_at is null))
+  -- The rules that tie columns to states: three CHECKs, because each is re-checked on every update.
+  constraint todos_lease_matches_state check (
+    -- a claimed todo, and only a claimed one, has a lease token, a holder and a lease end
+    (state = 'claimed') = (lease_token is not null)
+    and (state <> 'claimed' or (claimed_by is not null and available_at is not null))
+    -- only todos that can still be worked are ever available
+    and (available_at is null or state in ('pending', 'claimed', 'failed'))
+  ),
+  constraint todos_approvals_are_owned_and_never_claimed check (
+    -- an approval belongs to a human, names who asked, expires, and is never claimed
+    kind <> 'approval'
+    or (assignee is not null and requested_by is not null and expires_at is not null
+        and state in ('pending', 'done', 'canceled') and available_at is null)
+  ),
+  constraint todos_verdicts_end_approvals check (
+    -- a done approval has a verdict, nothing else ever has one, and every verdict says who and when
+    (verdict is not null) = (kind = 'approval' and state = 'done')
+    and (verdict is null) = (decided_by is null)
+    and (verdict is null) = (decided_at is null)
+  )
 );
 
 -- Claim-next: the oldest available todo of a queue is the first entry of this range.
@@ -86,11 +106,10 @@ create unique index todos_live_idempotency_key
   where idempotency_key is not null
     and (state in ('pending', 'claimed', 'quarantined') or (state = 'failed' and available_at is not null));
 
+-- Few indexes on purpose: a claim or a completion moves indexed columns, so every index gets a
+-- new entry on every such update. Lists walk the primary key newest first.
 create index todos_assignee_idx on todos (assignee) where assignee is not null;
-create index todos_claimed_by_idx on todos (claimed_by) where claimed_by is not null;
 create index todos_requested_by_idx on todos (requested_by) where requested_by is not null;
-create index todos_queue_state_idx on todos (queue, state, id);
-create index todos_state_id_idx on todos (state, id);
 create index todos_expiring_approvals_idx on todos (expires_at) where kind = 'approval' and state = 'pending';
 
 -- Only a human records a verdict. The ledger checks this before it writes; the trigger makes it
@@ -151,14 +170,14 @@ create trigger todos_notify_on_update
 create type actor_kind as enum ('human', 'agent', 'system');
 
 create table todo_events (
-  id bigint generated always as identity primary key,
+  id bigint generated always as identity,
   todo_id bigint not null references todos (id),
   at timestamptz not null default now(),
   actor_kind actor_kind not null,
   actor text not null,
   via text not null,
   action text not null,
-  data jsonb
+  data jsonb,
+  -- A todo's history is the only way in: one index serves as key and as access path.
+  constraint todo_events_pkey primary key (todo_id, id)
 );
-
-create index todo_events_todo_id_idx on todo_events (todo_id, id);

@@ -249,18 +249,18 @@ test('the database itself refuses states that break the rules', async () => {
   const { id } = await setups.pending!();
   await expect(
     db.sql`update todos set state = 'claimed', claimed_by = 'bot', available_at = now() + interval '1 minute' where id = ${id}`,
-  ).rejects.toThrow(/todos_claimed_iff_leased/);
+  ).rejects.toThrow(/todos_lease_matches_state/);
   await expect(
     db.sql`update todos set state = 'claimed', lease_token = gen_random_uuid() where id = ${id}`,
-  ).rejects.toThrow(/todos_claimed_has_holder_and_expiry/);
+  ).rejects.toThrow(/todos_lease_matches_state/);
   await expect(
-    db.sql`update todos set state = 'done', verdict = 'allow', decided_by = 'bob', decided_at = now() where id = ${id}`,
-  ).rejects.toThrow(/todos_done_approvals_have_a_verdict/);
+    db.sql`update todos set state = 'done', available_at = null, verdict = 'allow', decided_by = 'bob', decided_at = now() where id = ${id}`,
+  ).rejects.toThrow(/todos_verdicts_end_approvals/);
   await expect(db.sql`update todos set verdict = 'allow' where id = ${id}`).rejects.toThrow(
     /only a human may decide/,
   );
   await expect(db.sql`update todos set title = ${'two\nlines'} where id = ${id}`).rejects.toThrow(
-    /todos_title_is_one_clean_line/,
+    /todo_title_is_one_clean_line/,
   );
   const approval = await requestApproval(db.sql, cast.bot, { question: 'ok?', source: 'mcp' });
   await expect(
