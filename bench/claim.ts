@@ -1,0 +1,439 @@
+// Claim+complete throughput: the ledger against a bare SKIP LOCKED queue and graphile-worker,
+// with the same number of concurrent workers, on the same database, in the same run.
+//
+//   npm run bench:claim            (BENCH_TODOS=5000, BENCH_DATABASE_URL=… optional)
+import { randomBytes } from 'node:crypto';
+import { EventEmitter } from 'node:events';
+import { realpathSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { pathToFileURL } from 'node:url';
+import {
+  Logger,
+  makeWorkerUtils,
+  run,
+  runMigrations,
+  type RunnerOptions,
+  type WorkerEvents,
+} from 'graphile-worker';
+import type postgres from 'postgres';
+import { migrate } from '../src/db/migrate.js';
+import { connect } from '../src/db/open-database.js';
+import {
+  actorFor,
+  claimNextTodo,
+  completeTodo,
+  createAgent,
+  createHuman,
+  systemActor,
+} from '../src/ledger/index.js';
+import { silentLogger } from '../src/logger.js';
+import type { Benchmark } from './support/benchmark.js';
+import { startBenchDatabase } from './support/bench-database.js';
+
+const WORKERS = 8;
+const ROUNDS = 3;
+const WARMUP_TODOS = 200;
+const DEFAULT_TODOS = 5000;
+const QUEUE = 'bench';
+const LEDGER_TARGET_VS_BARE = 0.8;
+const LEDGER_TARGET_VS_GRAPHILE = 1.0;
+
+type SystemKey = 'ledger' | 'bare' | 'graphile';
+
+interface Measurement {
+  ms: number;
+  /** Anything worth printing with the round's progress line. */
+  detail?: string;
+}
+
+interface System {
+  key: SystemKey;
+  label: string;
+  /** Sets up `todos` items in `schema` (untimed), times working them all off, checks, drops. */
+  measure(url: string, schema: string, todos: number): Promise<Measurement>;
+}
+
+export interface ClaimResultRow {
+  system: string;
+  key: SystemKey;
+  /** Todos per second of each timed round, in the order they ran. */
+  rounds: number[];
+  median: number;
+  ratioToBare: number;
+}
+
+export interface ClaimResult {
+  todos: number;
+  workers: number;
+  synchronousCommit: string;
+  rows: ClaimResultRow[];
+  ledgerVsGraphile: number;
+}
+
+/** Runs the warm-up and the interleaved rounds, and returns the medians. */
+export async function runClaimBenchmark(
+  url: string,
+  options: { todos?: number } = {},
+): Promise<ClaimResult> {
+  const todos = options.todos ?? todosFromEnv();
+  const runId = randomBytes(3).toString('hex');
+  const admin = connect(url, { schema: 'public', max: 1, log: silentLogger });
+  let synchronousCommit: string;
+  try {
+    [{ synchronous_commit: synchronousCommit }] = await admin<
+      [{ synchronous_commit: string }]
+    >`show synchronous_commit`;
+  } finally {
+    await admin.end({ timeout: 5 });
+  }
+
+  const systems: System[] = [ledgerSystem, bareSystem, graphileSystem];
+  for (const system of systems) {
+    await system.measure(url, `bench_claim_${runId}_${system.key}_warmup`, WARMUP_TODOS);
+  }
+  const rates = new Map<SystemKey, number[]>(systems.map((system) => [system.key, []]));
+  for (let round = 1; round <= ROUNDS; round++) {
+    for (const system of systems) {
+      const { ms, detail } = await system.measure(
+        url,
+        `bench_claim_${runId}_${system.key}_${round}`,
+        todos,
+      );
+      const rate = todos / (ms / 1000);
+      rates.get(system.key)!.push(rate);
+      progress(
+        `round ${round}/${ROUNDS} ${system.label}: ${Math.round(rate)} todos/s ` +
+          `(${Math.round(ms)} ms${detail ? `; ${detail}` : ''})`,
+      );
+    }
+  }
+
+  const medianOf = (key: SystemKey) => median(rates.get(key)!);
+  const bare = medianOf('bare');
+  return {
+    todos,
+    workers: WORKERS,
+    synchronousCommit,
+    rows: systems.map((system) => ({
+      system: system.label,
+      key: system.key,
+      rounds: rates.get(system.key)!,
+      median: medianOf(system.key),
+      ratioToBare: medianOf(system.key) / bare,
+    })),
+    ledgerVsGraphile: medianOf('ledger') / medianOf('graphile'),
+  };
+}
+
+/** The printed result: markdown table lines, ready to paste into the README. */
+export function formatClaimTable(result: ClaimResult): string {
+  const order: SystemKey[] = ['bare', 'ledger', 'graphile'];
+  const rows = order.map((key) => result.rows.find((row) => row.key === key)!);
+  const verdict = (value: number, target: number) =>
+    `${value.toFixed(2)} (target ≥ ${target.toFixed(2)}${value >= target ? '' : ', missed'})`;
+  const lines = [
+    `synchronous_commit: ${result.synchronousCommit}` +
+      (result.synchronousCommit === 'on' ? '' : ' — WARNING: not on, numbers are not comparable'),
+    '',
+    `claim+complete, ${result.workers} workers, ${result.todos} todos (median of ${ROUNDS})`,
+    '',
+    '| system | todos/s | ratio to bare |',
+    '| --- | ---: | --- |',
+    ...rows.map(
+      (row) =>
+        `| ${row.system} | ${Math.round(row.median)} | ${
+          row.key === 'ledger'
+            ? verdict(row.ratioToBare, LEDGER_TARGET_VS_BARE)
+            : row.ratioToBare.toFixed(2)
+        } |`,
+    ),
+    '',
+    `ledger ÷ graphile-worker: ${verdict(result.ledgerVsGraphile, LEDGER_TARGET_VS_GRAPHILE)}`,
+    '',
+    `rounds (todos/s): ${rows
+      .map((row) => `${row.system} ${row.rounds.map((rate) => Math.round(rate)).join(' / ')}`)
+      .join('; ')}`,
+  ];
+  return lines.join('\n');
+}
+
+export const claimBenchmark: Benchmark = {
+  name: 'claim',
+  run: async (url) => formatClaimTable(await runClaimBenchmark(url)),
+};
+
+// (L) The ledger: claimNextTodo → completeTodo, as an agent working queue `bench`.
+const ledgerSystem: System = {
+  key: 'ledger',
+  label: 'ledger',
+  async measure(url, schema, todos) {
+    const sql = connect(url, { schema, max: WORKERS, log: silentLogger });
+    try {
+      await migrate(sql, schema);
+      const system = systemActor('bench');
+      const owner = await createHuman(sql, system, { name: 'bench-owner' });
+      const agent = actorFor(
+        await createAgent(sql, actorFor(owner, 'cli'), { name: 'bench-agent', queues: [QUEUE] }),
+        'mcp',
+      );
+      // What createTodo would write, in one statement: valid pending todos and their trail.
+      await sql`
+        with t as (
+          insert into todos (queue, kind, title, state, source, attributed_to, available_at)
+          select ${QUEUE}, 'manual', 'bench todo ' || g, 'pending', 'cli', ${owner.name}, now()
+          from generate_series(1, ${todos}::int) g
+          returning id
+        )
+        insert into todo_events (todo_id, actor_kind, actor, via, action)
+        select t.id, ${agent.kind}, ${agent.name}, ${agent.via}, 'created' from t`;
+      await sql`vacuum analyze todos, todo_events`;
+
+      const started = performance.now();
+      await Promise.all(
+        Array.from({ length: WORKERS }, async () => {
+          for (;;) {
+            const todo = await claimNextTodo(sql, agent, QUEUE);
+            if (!todo) return;
+            await completeTodo(sql, agent, todo.id, todo.lease_token, { summary: 'ok' });
+          }
+        }),
+      );
+      const ms = performance.now() - started;
+
+      // Every todo done exactly once: one claim, one completion each, nothing left over.
+      const [check] = await sql<
+        [
+          {
+            todos: number;
+            done: number;
+            completed: number;
+            completed_todos: number;
+            claimed: number;
+          },
+        ]
+      >`
+        select (select count(*)::int from todos) as todos,
+               (select count(*)::int from todos where state = 'done') as done,
+               (select count(*)::int from todo_events where action = 'completed') as completed,
+               (select count(distinct todo_id)::int from todo_events where action = 'completed') as completed_todos,
+               (select count(*)::int from todo_events where action = 'claimed') as claimed`;
+      const expected = {
+        todos,
+        done: todos,
+        completed: todos,
+        completed_todos: todos,
+        claimed: todos,
+      };
+      assertCounts('ledger', check, expected);
+      return { ms };
+    } finally {
+      await dropSchema(sql, schema);
+      await sql.end({ timeout: 5 });
+    }
+  },
+};
+
+// (a) The bare baseline: one UPDATE … SKIP LOCKED to claim, one UPDATE to finish.
+const bareSystem: System = {
+  key: 'bare',
+  label: 'bare SKIP LOCKED',
+  async measure(url, schema, todos) {
+    const sql = connect(url, { schema, max: WORKERS, log: silentLogger });
+    try {
+      await sql`create schema ${sql(schema)}`;
+      await sql`
+        create table ${sql(schema)}.jobs (
+          id bigint generated always as identity primary key,
+          queue text not null,
+          state text not null,
+          locked_by text,
+          locked_until timestamptz
+        ) with (autovacuum_enabled = false)`;
+      // The index any real SKIP LOCKED queue has, so that a claim is an index probe rather than a
+      // walk past every finished job (the ledger has the same in todos_claimable_idx).
+      await sql`create index jobs_pending_idx on ${sql(schema)}.jobs (queue, id) where state = 'pending'`;
+      await sql`
+        insert into ${sql(schema)}.jobs (queue, state)
+        select ${QUEUE}, 'pending' from generate_series(1, ${todos}::int)`;
+      // Vacuumed but not analyzed, and kept from autovacuum: statistics saying "every job is
+      // pending" (true only before the first claim) make the planner walk jobs_pkey in id order
+      // and filter, which passes every finished job on each claim (quadratic: at 5000 jobs a
+      // claim reads ~1700 buffers instead of ~25). Without column statistics the planner takes
+      // jobs_pending_idx, and keeps it for the whole round.
+      await sql`vacuum ${sql(schema)}.jobs`;
+
+      const started = performance.now();
+      await Promise.all(
+        Array.from({ length: WORKERS }, async (_, index) => {
+          const worker = `worker-${index}`;
+          for (;;) {
+            const [job] = await sql<{ id: number }[]>`
+              update jobs set state = 'claimed', locked_by = ${worker},
+                              locked_until = now() + interval '300 s'
+              where id = (
+                select id from jobs where queue = ${QUEUE} and state = 'pending'
+                order by id limit 1 for update skip locked
+              )
+              returning id`;
+            if (!job) return;
+            await sql`update jobs set state = 'done' where id = ${job.id}`;
+          }
+        }),
+      );
+      const ms = performance.now() - started;
+
+      const [check] = await sql<[{ jobs: number; done: number }]>`
+        select count(*)::int as jobs, (count(*) filter (where state = 'done'))::int as done
+        from jobs`;
+      assertCounts('bare', check, { jobs: todos, done: todos });
+      return { ms };
+    } finally {
+      await dropSchema(sql, schema);
+      await sql.end({ timeout: 5 });
+    }
+  },
+};
+
+// (b) graphile-worker 0.17: jobs added in one add_jobs call, a no-op task, concurrency 8.
+const graphileSystem: System = {
+  key: 'graphile',
+  label: 'graphile-worker 0.17',
+  async measure(url, schema, todos) {
+    const sql = connect(url, { schema, max: 1, log: silentLogger });
+    const logger = new Logger(() => (level, message) => {
+      if (String(level) === 'error') process.stderr.write(`graphile-worker: ${message}\n`);
+    });
+    const shared = { connectionString: url, schema, logger };
+    try {
+      // Install its schema before timing (run() would otherwise do it inside the timed part).
+      await runMigrations(shared);
+      const utils = await makeWorkerUtils(shared);
+      try {
+        await utils.addJobs(
+          Array.from({ length: todos }, () => ({ identifier: 'noop', payload: {} })),
+        );
+      } finally {
+        await utils.release();
+      }
+      await sql`vacuum analyze ${sql(schema)}._private_jobs`;
+
+      const events = new EventEmitter() as WorkerEvents;
+      let succeeded = 0;
+      let firstJobAt: number | undefined;
+      events.once('job:start', () => (firstJobAt = performance.now()));
+      const allSucceeded = new Promise<void>((resolve, reject) => {
+        events.on('job:success', () => {
+          if (++succeeded === todos) resolve();
+        });
+        events.on('job:error', ({ error }) =>
+          reject(error instanceof Error ? error : new Error(String(error))),
+        );
+      });
+      const options: RunnerOptions = {
+        ...shared,
+        concurrency: WORKERS,
+        // Its documented recommendation: 10 or concurrency + 2, whichever is larger.
+        maxPoolSize: Math.max(10, WORKERS + 2),
+        noHandleSignals: true,
+        events,
+        taskList: { noop: async () => {} },
+      };
+
+      const started = performance.now();
+      const runner = await run(options);
+      let ms: number;
+      try {
+        await withTimeout(allSucceeded, 120_000 + todos * 20, 'graphile-worker jobs to succeed');
+        // job:success fires before the job's row is deleted (completion is written after the
+        // event, without being awaited): done means the jobs table is empty.
+        while (
+          (await sql<[{ left: number }]>`select count(*)::int as left from _private_jobs`)[0].left >
+          0
+        ) {
+          await sleep(2);
+        }
+        ms = performance.now() - started;
+      } finally {
+        await runner.stop();
+      }
+      assertCounts('graphile-worker', { succeeded }, { succeeded: todos });
+      return {
+        ms,
+        detail: `first job started ${Math.round(firstJobAt! - started)} ms after run()`,
+      };
+    } finally {
+      await dropSchema(sql, schema);
+      await sql.end({ timeout: 5 });
+    }
+  },
+};
+
+async function dropSchema(sql: postgres.Sql, schema: string): Promise<void> {
+  await sql`drop schema if exists ${sql(schema)} cascade`;
+}
+
+function assertCounts(
+  what: string,
+  actual: Record<string, number>,
+  expected: Record<string, number>,
+): void {
+  for (const [name, value] of Object.entries(expected)) {
+    if (actual[name] !== value) {
+      throw new Error(
+        `${what}: expected ${name} = ${value}, got ${actual[name]} (${JSON.stringify(actual)})`,
+      );
+    }
+  }
+}
+
+async function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  const controller = new AbortController();
+  try {
+    return await Promise.race([
+      promise,
+      sleep(ms, undefined, { signal: controller.signal }).then(() => {
+        throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+      }),
+    ]);
+  } finally {
+    controller.abort();
+  }
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+}
+
+function todosFromEnv(): number {
+  const raw = process.env.BENCH_TODOS;
+  if (raw === undefined || raw === '') return DEFAULT_TODOS;
+  const todos = Number(raw);
+  if (!Number.isInteger(todos) || todos < 1) {
+    throw new Error(`BENCH_TODOS must be a whole number ≥ 1, not ${JSON.stringify(raw)}`);
+  }
+  return todos;
+}
+
+function progress(message: string): void {
+  process.stderr.write(`claim: ${message}\n`);
+}
+
+async function main(): Promise<void> {
+  const database = await startBenchDatabase();
+  try {
+    console.log(await claimBenchmark.run(database.url));
+  } finally {
+    await database.stop();
+  }
+}
+
+const entry = process.argv[1];
+if (entry && import.meta.url === pathToFileURL(realpathSync(entry)).href) {
+  main().catch((error: unknown) => {
+    console.error(error);
+    process.exitCode = 1;
+  });
+}
