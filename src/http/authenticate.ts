@@ -1,0 +1,31 @@
+import type { RequestHandler, Response } from 'express';
+import type { Db } from '../db/open-database.js';
+import { actorFor, authenticateToken, type Actor } from '../ledger/index.js';
+import { HttpError } from './http-error.js';
+
+/** Where a request says it comes from; recorded as the `via` of every change it makes. */
+const CLIENTS = new Set(['cli', 'mcp', 'channel', 'web', 'api']);
+
+/** Resolves `Authorization: Bearer sbk_…` to the acting principal, or answers 401. */
+export function authenticate(sql: Db): RequestHandler {
+  return async (req, res, next) => {
+    const header = req.get('authorization');
+    const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
+    if (!match) {
+      throw new HttpError(
+        401,
+        'unauthenticated',
+        'missing bearer token: send Authorization: Bearer sbk_…',
+      );
+    }
+    const principal = await authenticateToken(sql, match[1]!);
+    if (!principal) throw new HttpError(401, 'unauthenticated', 'token is invalid or revoked');
+    const client = req.get('x-switchboard-client');
+    res.locals.actor = actorFor(principal, client && CLIENTS.has(client) ? client : 'api');
+    next();
+  };
+}
+
+export function actorOf(res: Response): Actor {
+  return res.locals.actor as Actor;
+}

@@ -1,0 +1,107 @@
+import express, { type RequestHandler } from 'express';
+import type postgres from 'postgres';
+import type { Logger } from '../logger.js';
+import { authenticate } from './authenticate.js';
+import { createErrorHandler, HttpError, sendError } from './http-error.js';
+import type { Metrics } from './metrics.js';
+import { principalRoutes } from './principal-routes.js';
+import { todoRoutes, type TodoHooks } from './todo-routes.js';
+import type { Router } from 'express';
+
+export const WEBHOOK_PATH = '/api/github/webhooks';
+/** GitHub caps webhook payloads at 25 MB; nothing larger is a real delivery. */
+const WEBHOOK_MAX_BYTES = 25 * 1024 * 1024;
+const API_MAX_BODY = '2mb';
+
+export interface HttpAppOptions {
+  sql: postgres.Sql;
+  log: Logger;
+  metrics: Metrics;
+  /** Probot's middleware, or null when WEBHOOK_SECRET is unset: then every delivery is refused. */
+  webhooks: RequestHandler | null;
+  hooks?: TodoHooks;
+  /** More routes under /api/v1, behind authentication (e.g. deliveries, the event stream). */
+  apiRoutes?: Router[];
+}
+
+export function createHttpApp({
+  sql,
+  log,
+  metrics,
+  webhooks,
+  hooks,
+  apiRoutes = [],
+}: HttpAppOptions): {
+  app: express.Express;
+} {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('query parser', 'simple');
+  app.use(metrics.observeRequests);
+
+  app.get('/healthz', async (_req, res) => {
+    try {
+      await withTimeout(sql`select 1`, 2000);
+      res.json({ status: 'ok' });
+    } catch {
+      sendError(res, 503, 'unavailable', 'the database is not answering');
+    }
+  });
+
+  app.get('/metrics', async (_req, res) => {
+    res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
+  });
+
+  // Webhooks read their raw body themselves (the signature covers the exact bytes), so they are
+  // mounted before any body parser.
+  app.post(WEBHOOK_PATH, (req, res, next) => {
+    if (Number(req.get('content-length') ?? 0) > WEBHOOK_MAX_BYTES) {
+      return sendError(res, 413, 'too_large', 'webhook payload is larger than GitHub ever sends');
+    }
+    if (!webhooks) {
+      return sendError(
+        res,
+        503,
+        'webhooks_disabled',
+        'webhooks are off: WEBHOOK_SECRET is not set on this server',
+      );
+    }
+    return webhooks(req, res, next);
+  });
+
+  const api = express.Router();
+  api.use(requireJsonBody, express.json({ limit: API_MAX_BODY }));
+  api.use(authenticate(sql));
+  api.use(todoRoutes(sql, hooks));
+  api.use(principalRoutes(sql));
+  for (const routes of apiRoutes) api.use(routes);
+  app.use('/api/v1', api);
+
+  app.use((req, _res, next) =>
+    next(new HttpError(404, 'not_found', `no route for ${req.method} ${req.path}`)),
+  );
+  app.use(createErrorHandler(log));
+  return { app };
+}
+
+/** A request that carries a body must say it is JSON; one without a body passes. */
+const requireJsonBody: RequestHandler = (req, _res, next) => {
+  const hasBody =
+    Number(req.get('content-length') ?? 0) > 0 || req.get('transfer-encoding') !== undefined;
+  if (hasBody && !req.is('application/json')) {
+    return next(
+      new HttpError(415, 'unsupported_media_type', 'request body must be application/json'),
+    );
+  }
+  next();
+};
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    promise,
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms`)), ms);
+    }),
+  ]).finally(() => clearTimeout(timer));
+}

