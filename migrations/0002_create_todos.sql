@@ -142,6 +142,9 @@ begin
     json_build_object(
       'todo_id', new.id,
       'queue', new.queue,
+      -- who may act on it, so listeners can route the wake without reading the todo
+      'assignee', new.assignee,
+      'requested_by', new.requested_by,
       'event', case
         when new.verdict is not null then 'verdict'
         when new.kind = 'approval' then 'approval'

@@ -20,41 +20,50 @@ const STATIC_PATHS = new Set(['/api/github/webhooks', '/healthz', '/metrics']);
 
 export function createMetrics(sql: postgres.Sql): Metrics {
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry, prefix: 'switchboard_process_' });
+  collectDefaultMetrics({ register: registry, prefix: 'switchboard_' });
 
-  const databaseUp = new Gauge({
-    name: 'switchboard_database_up',
-    help: 'Whether the last scrape could read the database (1) or not (0).',
-    registers: [registry],
-  });
-  const todos = new Gauge({
+  // Each gauge reads the database in its own collect(): the registry collects them concurrently.
+  // A scrape while the database is down reports switchboard_database_up 0 and no todo figures.
+  const todos: Gauge<'queue' | 'state'> = new Gauge({
     name: 'switchboard_todos',
     help: 'Todos by queue and state.',
     labelNames: ['queue', 'state'] as const,
     registers: [registry],
+    async collect() {
+      todos.reset();
+      const rows = await sql<{ queue: string; state: string; count: number }[]>`
+        select queue, state::text, count(*) as count from todos group by queue, state`.catch(
+        () => [],
+      );
+      for (const row of rows) todos.set({ queue: row.queue, state: row.state }, row.count);
+    },
   });
-  const oldest = new Gauge({
+  const oldest: Gauge<'queue'> = new Gauge({
     name: 'switchboard_oldest_pending_age_seconds',
     help: 'Age of the oldest todo waiting to be claimed, by queue.',
     labelNames: ['queue'] as const,
     registers: [registry],
     async collect() {
-      todos.reset();
       oldest.reset();
-      try {
-        const [counts, ages] = await Promise.all([
-          sql<{ queue: string; state: string; count: number }[]>`
-            select queue, state::text, count(*) as count from todos group by queue, state`,
-          sql<{ queue: string; age: number }[]>`
-            select queue, extract(epoch from now() - min(available_at))::float8 as age
-            from todos where state = 'pending' and available_at <= now() group by queue`,
-        ]);
-        for (const row of counts) todos.set({ queue: row.queue, state: row.state }, row.count);
-        for (const row of ages) oldest.set({ queue: row.queue }, row.age);
-        databaseUp.set(1);
-      } catch {
-        databaseUp.set(0);
-      }
+      const rows = await sql<{ queue: string; age: number }[]>`
+        select queue, extract(epoch from now() - min(available_at))::float8 as age
+        from todos where state = 'pending' and available_at <= now() group by queue`.catch(
+        () => [],
+      );
+      for (const row of rows) oldest.set({ queue: row.queue }, row.age);
+    },
+  });
+  const databaseUp: Gauge = new Gauge({
+    name: 'switchboard_database_up',
+    help: 'Whether the database answered this scrape (1) or not (0).',
+    registers: [registry],
+    async collect() {
+      databaseUp.set(
+        await sql`select 1`.then(
+          () => 1,
+          () => 0,
+        ),
+      );
     },
   });
   const deliveries = new Counter({

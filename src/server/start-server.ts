@@ -5,7 +5,9 @@ import type { ProbotOctokit } from 'probot';
 import type { ServerConfig } from '../config/server-config.js';
 import { migrate } from '../db/migrate.js';
 import { openDatabase } from '../db/open-database.js';
+import { createWakeHub, type WakeHub } from '../delivery/wake-hub.js';
 import { createHttpApp } from '../http/create-http-app.js';
+import { eventStreamRoutes, type EventStreams } from '../http/event-stream-routes.js';
 import { createMetrics } from '../http/metrics.js';
 import { sweepTodos } from '../ledger/index.js';
 import type { Logger } from '../logger.js';
@@ -48,14 +50,18 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   let http: Server | undefined;
   let sweeper: NodeJS.Timeout | undefined;
   let github: Awaited<ReturnType<typeof createGitHubProvider>> | undefined;
+  let hub: WakeHub | undefined;
+  let streams: EventStreams | undefined;
   const close = async () => {
     clearInterval(sweeper);
     if (http?.listening) {
       const closed = new Promise<void>((resolve) => http!.close(() => resolve()));
+      streams?.closeAll();
       http.closeIdleConnections();
       await closed;
     }
     await github?.stop();
+    await hub?.close();
     await db.close();
   };
   try {
@@ -74,13 +80,15 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       log.warn({}, 'WEBHOOK_SECRET is not set: every GitHub delivery will be refused');
     if (!config.github)
       log.info({}, 'no GitHub App credentials (APP_ID, PRIVATE_KEY): GitHub write-back is off');
+    hub = await createWakeHub(db.sql, db.schema, log);
+    streams = eventStreamRoutes(hub);
     const { app } = createHttpApp({
       sql: db.sql,
       log,
       metrics,
       webhooks: github.webhooks,
       hooks: github.hooks,
-      apiRoutes: [github.routes],
+      apiRoutes: [github.routes, streams.routes],
     });
     http = createServer(app);
     await new Promise<void>((resolve, reject) => {

@@ -75,7 +75,13 @@ test('a create wakes on commit; a rolled-back create sends nothing', async () =>
     expect(heard).toEqual([]);
   });
   expect(await heardAfter(1)).toEqual([
-    { todo_id: createdId, queue: 'reviews', event: 'claimable' },
+    {
+      todo_id: createdId,
+      queue: 'reviews',
+      assignee: null,
+      requested_by: null,
+      event: 'claimable',
+    },
   ]);
 });
 
@@ -87,23 +93,47 @@ test('every change that makes a todo claimable wakes, and every verdict', async 
     title: 'build',
     source: 'cli',
   });
-  expected.push({ todo_id: todo.id, queue: 'ci', event: 'claimable' });
+  expected.push({
+    todo_id: todo.id,
+    queue: 'ci',
+    assignee: null,
+    requested_by: null,
+    event: 'claimable',
+  });
 
   const first = await claimTodo(db.sql, cast.bot, todo.id);
   await releaseTodo(db.sql, cast.bot, todo.id, first.lease_token);
-  expected.push({ todo_id: todo.id, queue: 'ci', event: 'claimable' });
+  expected.push({
+    todo_id: todo.id,
+    queue: 'ci',
+    assignee: null,
+    requested_by: null,
+    event: 'claimable',
+  });
 
   const second = await claimTodo(db.sql, cast.bot, todo.id);
   await db.sql`update todos set available_at = now() - interval '1 second' where id = ${todo.id}`;
   await sweepTodos(db.sql); // lease expiry noticed
-  expected.push({ todo_id: todo.id, queue: 'ci', event: 'claimable' });
+  expected.push({
+    todo_id: todo.id,
+    queue: 'ci',
+    assignee: null,
+    requested_by: null,
+    event: 'claimable',
+  });
 
   const third = await claimTodo(db.sql, cast.bot, todo.id);
   expect(third.lease_token).not.toBe(second.lease_token);
   await failTodo(db.sql, cast.bot, todo.id, third.lease_token, 'flaky');
   await db.sql`update todos set available_at = now() - interval '1 second' where id = ${todo.id}`;
   await sweepTodos(db.sql); // retry due
-  expected.push({ todo_id: todo.id, queue: 'ci', event: 'claimable' });
+  expected.push({
+    todo_id: todo.id,
+    queue: 'ci',
+    assignee: null,
+    requested_by: null,
+    event: 'claimable',
+  });
 
   const held = await createTodo(db.sql, cast.github, {
     queue: 'ci',
@@ -113,12 +143,30 @@ test('every change that makes a todo claimable wakes, and every verdict', async 
     quarantined: true,
   });
   await releaseQuarantinedTodo(db.sql, cast.bob, held.todo.id);
-  expected.push({ todo_id: held.todo.id, queue: 'ci', event: 'claimable' });
+  expected.push({
+    todo_id: held.todo.id,
+    queue: 'ci',
+    assignee: null,
+    requested_by: null,
+    event: 'claimable',
+  });
 
   const approval = await requestApproval(db.sql, cast.bot, { question: 'ok?', source: 'mcp' });
-  expected.push({ todo_id: approval.id, queue: 'approvals', event: 'approval' });
+  expected.push({
+    todo_id: approval.id,
+    queue: 'approvals',
+    assignee: 'bob',
+    requested_by: 'bot',
+    event: 'approval',
+  });
   await decideApproval(db.sql, cast.bob, approval.id, 'allow');
-  expected.push({ todo_id: approval.id, queue: 'approvals', event: 'verdict' });
+  expected.push({
+    todo_id: approval.id,
+    queue: 'approvals',
+    assignee: 'bob',
+    requested_by: 'bot',
+    event: 'verdict',
+  });
 
   await settle();
   expect(heard).toEqual(expected);

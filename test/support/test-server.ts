@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { ProbotOctokit } from 'probot';
 import { inject } from 'vitest';
 import type { GitHubAppCredentials, ServerConfig } from '../../src/config/server-config.js';
-import { silentLogger } from '../../src/logger.js';
+import { silentLogger, type Logger } from '../../src/logger.js';
 import { startServer, type RunningServer } from '../../src/server/start-server.js';
 
 export const WEBHOOK_SECRET = 'test-webhook-secret';
@@ -41,6 +41,7 @@ export async function startTestServer(
     webhookSecret?: string | null;
     github?: GitHubAppCredentials;
     sweepIntervalMs?: number;
+    log?: Logger;
   } = {},
 ): Promise<TestServer> {
   const dir = await mkdtemp(join(tmpdir(), 'switchboard-server-'));
@@ -59,7 +60,7 @@ export async function startTestServer(
   const schema = options.schema ?? `s_${randomBytes(6).toString('hex')}`;
   const server = await startServer({
     config,
-    log: silentLogger,
+    log: options.log ?? silentLogger,
     schema,
     Octokit: TestOctokit,
     sweepIntervalMs: options.sweepIntervalMs,
