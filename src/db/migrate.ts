@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
 import { readFile, readdir } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import type { Sql } from 'postgres';
+import { PACKAGE_ROOT } from '../package-root.js';
 
-const MIGRATIONS_DIR = fileURLToPath(new URL('../../migrations/', import.meta.url));
+const MIGRATIONS_DIR = join(PACKAGE_ROOT, 'migrations') + '/';
 const FILE_NAME = /^(\d{4})_([a-z0-9_]+)\.sql$/;
 
 export interface Migration {

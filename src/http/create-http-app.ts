@@ -22,6 +22,8 @@ export interface HttpAppOptions {
   hooks?: TodoHooks;
   /** More routes under /api/v1, behind authentication (e.g. deliveries, the event stream). */
   apiRoutes?: Router[];
+  /** Routes of their own at the top level, each doing its own authentication (e.g. /mcp). */
+  routes?: Router[];
 }
 
 export function createHttpApp({
@@ -31,6 +33,7 @@ export function createHttpApp({
   webhooks,
   hooks,
   apiRoutes = [],
+  routes = [],
 }: HttpAppOptions): {
   app: express.Express;
 } {
@@ -76,6 +79,7 @@ export function createHttpApp({
   api.use(principalRoutes(sql));
   for (const routes of apiRoutes) api.use(routes);
   app.use('/api/v1', api);
+  for (const router of routes) app.use(router);
 
   app.use((req, _res, next) =>
     next(new HttpError(404, 'not_found', `no route for ${req.method} ${req.path}`)),

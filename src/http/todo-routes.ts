@@ -16,6 +16,7 @@ import {
   listTodos,
   releaseQuarantinedTodo,
   releaseTodo,
+  replyToTodo,
   requestApproval,
   TODO_STATES,
   type Actor,
@@ -27,6 +28,8 @@ import { actorOf } from './authenticate.js';
 export interface TodoHooks {
   /** A todo was completed (e.g. GitHub write-back queues the summary as a comment). */
   afterComplete?(tx: postgres.TransactionSql, todo: Todo, actor: Actor): Promise<void>;
+  /** Someone replied on a todo (e.g. GitHub write-back queues the reply as a comment). */
+  afterReply?(tx: postgres.TransactionSql, todo: Todo, text: string, actor: Actor): Promise<void>;
 }
 
 const Id = z.object({ id: z.coerce.number().int().positive().max(Number.MAX_SAFE_INTEGER) });
@@ -66,6 +69,7 @@ const CompleteBody = z.strictObject({
 const FailBody = z.strictObject({ lease_token: LeaseToken, reason: Text.nullish() });
 const LeaseBody = z.strictObject({ lease_token: LeaseToken });
 const NoteBody = z.strictObject({ note: Text.nullish() });
+const ReplyBody = z.strictObject({ text: z.string() });
 const CancelBody = z.strictObject({ reason: Text.nullish() });
 const ApprovalBody = z.strictObject({
   question: z.string().max(10_000),
@@ -165,6 +169,18 @@ export function todoRoutes(sql: postgres.Sql, hooks: TodoHooks = {}): Router {
       res.json({ todo: await decideApproval(sql, actorOf(res), id, verdict, note) });
     });
   }
+
+  router.post('/todos/:id/reply', async (req, res) => {
+    const { id } = Id.parse(req.params);
+    const { text } = ReplyBody.parse(bodyOf(req.body));
+    const actor = actorOf(res);
+    const reply = await sql.begin(async (tx) => {
+      const replied = await replyToTodo(tx, actor, id, text);
+      await hooks.afterReply?.(tx, replied.todo, replied.text, actor);
+      return replied;
+    });
+    res.json(reply);
+  });
 
   router.post('/approvals', async (req, res) => {
     const body = ApprovalBody.parse(bodyOf(req.body));

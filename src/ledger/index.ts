@@ -15,6 +15,7 @@ export * from './neutralise-text.js';
 export * from './principals.js';
 export * from './release-quarantined-todo.js';
 export * from './release-todo.js';
+export * from './reply-to-todo.js';
 export * from './request-approval.js';
 export * from './sweep-todos.js';
 export * from './todo.js';

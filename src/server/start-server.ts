@@ -8,10 +8,12 @@ import { openDatabase } from '../db/open-database.js';
 import { createWakeHub, type WakeHub } from '../delivery/wake-hub.js';
 import { createHttpApp } from '../http/create-http-app.js';
 import { eventStreamRoutes, type EventStreams } from '../http/event-stream-routes.js';
+import { createMcpEndpoint, type McpEndpoint } from '../mcp/mcp-endpoint.js';
 import { createMetrics } from '../http/metrics.js';
 import { sweepTodos } from '../ledger/index.js';
 import type { Logger } from '../logger.js';
 import { createGitHubProvider } from '../providers/github/create-github-provider.js';
+import { VERSION } from '../package-root.js';
 import { bootstrapAdmin } from './bootstrap-admin.js';
 
 export interface StartServerOptions {
@@ -52,11 +54,13 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   let github: Awaited<ReturnType<typeof createGitHubProvider>> | undefined;
   let hub: WakeHub | undefined;
   let streams: EventStreams | undefined;
+  let mcp: McpEndpoint | undefined;
   const close = async () => {
     clearInterval(sweeper);
     if (http?.listening) {
       const closed = new Promise<void>((resolve) => http!.close(() => resolve()));
       streams?.closeAll();
+      await mcp?.close();
       http.closeIdleConnections();
       await closed;
     }
@@ -82,6 +86,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       log.info({}, 'no GitHub App credentials (APP_ID, PRIVATE_KEY): GitHub write-back is off');
     hub = await createWakeHub(db.sql, db.schema, log);
     streams = eventStreamRoutes(hub);
+    mcp = createMcpEndpoint({ sql: db.sql, log, hooks: github.hooks, version: VERSION });
     const { app } = createHttpApp({
       sql: db.sql,
       log,
@@ -89,6 +94,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       webhooks: github.webhooks,
       hooks: github.hooks,
       apiRoutes: [github.routes, streams.routes],
+      routes: [mcp.routes],
     });
     http = createServer(app);
     await new Promise<void>((resolve, reject) => {
