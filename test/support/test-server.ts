@@ -6,7 +6,11 @@ import { ProbotOctokit } from 'probot';
 import { inject } from 'vitest';
 import type { GitHubAppCredentials, ServerConfig } from '../../src/config/server-config.js';
 import { silentLogger, type Logger } from '../../src/logger.js';
-import { startServer, type RunningServer } from '../../src/server/start-server.js';
+import {
+  startServer,
+  type RunningServer,
+  type StartServerOptions,
+} from '../../src/server/start-server.js';
 
 export const WEBHOOK_SECRET = 'test-webhook-secret';
 
@@ -40,6 +44,8 @@ export async function startTestServer(
     schema?: string;
     webhookSecret?: string | null;
     github?: GitHubAppCredentials;
+    /** Shorter GitHub deadlines and faster write-back retries. */
+    githubTuning?: StartServerOptions['githubTuning'];
     sweepIntervalMs?: number;
     log?: Logger;
   } = {},
@@ -63,6 +69,7 @@ export async function startTestServer(
     log: options.log ?? silentLogger,
     schema,
     Octokit: TestOctokit,
+    githubTuning: options.githubTuning,
     sweepIntervalMs: options.sweepIntervalMs,
     handleSignals: true,
   });
