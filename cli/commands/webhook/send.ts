@@ -1,0 +1,93 @@
+import { randomUUID } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { Args, Flags } from '@oclif/core';
+import { sign } from '@octokit/webhooks-methods';
+import { sendRequest } from '../../../src/client/send-request.js';
+import { CommandError, EXIT } from '../../command-error.js';
+import { SwitchboardCommand } from '../../switchboard-command.js';
+
+export default class WebhookSend extends SwitchboardCommand {
+  static override summary = 'Sign a webhook payload and deliver it, as GitHub would';
+  static override description =
+    "Like `probot receive`, but over HTTP to a running server: signs the file's exact bytes with the webhook secret (X-Hub-Signature-256) and POSTs them with GitHub's headers. For local testing and demos. Exit 0 on a 2xx answer, 3 when the server refuses the delivery.";
+  static override examples = [
+    '<%= config.bin %> webhook send issue.json --event issues --secret "$WEBHOOK_SECRET"',
+    '<%= config.bin %> webhook send pr.json --event pull_request --url https://switchboard.example.com/api/github/webhooks',
+    '<%= config.bin %> webhook send pr.json --event pull_request --delivery 72d3162e-cc78-11e3-81ab-4c9367dc0958',
+  ];
+  static override enableJsonFlag = true;
+  static override args = {
+    file: Args.string({ required: true, description: 'the JSON payload, as GitHub sends it' }),
+  };
+  static override flags = {
+    event: Flags.string({ required: true, description: 'X-GitHub-Event: issues, pull_request, …' }),
+    url: Flags.string({
+      description: 'where to deliver (default: the CLI server + /api/github/webhooks)',
+    }),
+    secret: Flags.string({ description: 'the webhook secret', env: 'WEBHOOK_SECRET' }),
+    delivery: Flags.string({
+      description: 'X-GitHub-Delivery, to replay one (default: a new UUID)',
+    }),
+  };
+
+  async run() {
+    const { args, flags } = await this.parse(WebhookSend);
+    if (!flags.secret) {
+      throw new CommandError('no webhook secret — pass --secret or set WEBHOOK_SECRET', EXIT.usage);
+    }
+    let bytes: Buffer;
+    try {
+      bytes = await readFile(args.file);
+    } catch (error) {
+      throw new CommandError(
+        `cannot read ${args.file} (${(error as NodeJS.ErrnoException).code})`,
+        EXIT.usage,
+      );
+    }
+    // sign() takes a string and HMACs its UTF-8: that is the file's exact bytes only if they are UTF-8.
+    const payload = bytes.toString('utf8');
+    if (!Buffer.from(payload, 'utf8').equals(bytes)) {
+      throw new CommandError(`${args.file} is not UTF-8 text; GitHub payloads are`, EXIT.usage);
+    }
+    if (!payload) throw new CommandError(`${args.file} is empty`, EXIT.usage);
+    const url = flags.url ?? `${(await this.credentials()).url}/api/github/webhooks`;
+    if (!/^https?:\/\/[^/]/.test(url)) {
+      throw new CommandError(
+        `--url must be an http(s) URL, not ${JSON.stringify(url)}`,
+        EXIT.usage,
+      );
+    }
+    const delivery = flags.delivery ?? randomUUID();
+    const response = await sendRequest(new URL(url), {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'user-agent': 'GitHub-Hookshot/switchboard-cli',
+        'x-github-event': flags.event,
+        'x-github-delivery': delivery,
+        'x-hub-signature-256': await sign(flags.secret, payload),
+      },
+      body: bytes,
+    });
+    const answer = `${response.status} ${statusText(response.body)}`.trim();
+    if (response.status >= 400) {
+      throw new CommandError(
+        `delivery ${delivery} refused: HTTP ${answer}`,
+        response.status < 500 ? EXIT.refused : EXIT.unexpected,
+      );
+    }
+    this.log(`delivered ${delivery} (${flags.event}) to ${url}: HTTP ${answer}`);
+    return { url, event: flags.event, delivery, status: response.status, body: response.body };
+  }
+}
+
+/** The server's own words, when it answered with `{error}` or a short text. */
+function statusText(body: string): string {
+  try {
+    const json = JSON.parse(body) as { error?: unknown };
+    if (typeof json.error === 'string') return `— ${json.error}`;
+  } catch {
+    // not JSON
+  }
+  return body.length <= 120 ? body.trim() : '';
+}

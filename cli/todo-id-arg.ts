@@ -1,0 +1,8 @@
+import { Args } from '@oclif/core';
+
+/** The ID argument of the todo commands: 42 for #42. */
+export const todoIdArg = Args.integer({
+  required: true,
+  min: 1,
+  description: 'the todo id (42 for #42)',
+});

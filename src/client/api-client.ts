@@ -1,0 +1,120 @@
+import type { Principal as LedgerPrincipal } from '../ledger/actor.js';
+import type { Todo as LedgerTodo, TodoEvent as LedgerTodoEvent } from '../ledger/todo.js';
+import { ApiError } from './client-errors.js';
+import { sendRequest } from './send-request.js';
+
+/** A ledger row as it crosses JSON: dates arrive as ISO-8601 strings. */
+type Json<T> = {
+  [K in keyof T]: T[K] extends Date ? string : T[K] extends Date | null ? string | null : T[K];
+};
+export type Todo = Json<LedgerTodo>;
+export type ClaimedTodo = Todo & { lease_token: string };
+export type TodoEvent = Json<LedgerTodoEvent>;
+export type Principal = Json<Omit<LedgerPrincipal, 'id'>>;
+
+export interface Credentials {
+  url: string;
+  token: string;
+}
+
+export interface ListFilter {
+  queue?: string | undefined;
+  state?: string | undefined;
+  mine?: boolean | undefined;
+  limit?: number | undefined;
+  before?: number | undefined;
+}
+
+export interface NewTodo {
+  queue: string;
+  title: string;
+  body?: string | undefined;
+  kind?: string | undefined;
+  key?: string | undefined;
+  assignee?: string | undefined;
+}
+
+export type ApiClient = ReturnType<typeof createApiClient>;
+
+/**
+ * The JSON API under /api/v1, one method per route, answers typed as the server sends them.
+ * Requests say they come from the CLI, so the ledger records `via: cli` on every change.
+ */
+export function createApiClient(credentials: Credentials) {
+  const base = credentials.url.replace(/\/+$/, '');
+  const call = async <T>(method: string, path: string, body?: unknown): Promise<T> => {
+    const response = await sendRequest(new URL(`${base}/api/v1${path}`), {
+      method,
+      headers: {
+        authorization: `Bearer ${credentials.token}`,
+        'x-switchboard-client': 'cli',
+        accept: 'application/json',
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    let json: unknown;
+    try {
+      json = response.body ? JSON.parse(response.body) : undefined;
+    } catch {
+      json = undefined;
+    }
+    if (response.status >= 400) {
+      const { error, code } = (json ?? {}) as { error?: unknown; code?: unknown };
+      throw new ApiError(
+        response.status,
+        typeof code === 'string' ? code : `http_${response.status}`,
+        typeof error === 'string' ? error : `${method} ${path} answered HTTP ${response.status}`,
+      );
+    }
+    if (json === undefined) {
+      throw new Error(`${method} ${path} answered HTTP ${response.status} without JSON`);
+    }
+    return json as T;
+  };
+  const todo = (id: number) => `/todos/${encodeURIComponent(id)}`;
+  const post = <T>(path: string, body: unknown = {}) => call<T>('POST', path, body);
+
+  return {
+    url: base,
+    whoami: () => call<{ principal: Principal }>('GET', '/whoami'),
+
+    listTodos(filter: ListFilter = {}) {
+      const query = new URLSearchParams();
+      for (const [key, value] of Object.entries(filter)) {
+        if (value !== undefined && value !== false) query.set(key, String(value));
+      }
+      const search = query.size ? `?${query.toString()}` : '';
+      return call<{ todos: Todo[] }>('GET', `/todos${search}`);
+    },
+    getTodo: (id: number) => call<{ todo: Todo; history: TodoEvent[] }>('GET', todo(id)),
+    createTodo: (input: NewTodo) => post<{ todo: Todo; created: boolean }>('/todos', input),
+    claimTodo: (id: number, leaseSeconds?: number) =>
+      post<{ todo: ClaimedTodo }>(`${todo(id)}/claim`, { lease_seconds: leaseSeconds }),
+    claimNext: (queue: string, leaseSeconds?: number) =>
+      post<{ todo: ClaimedTodo | null }>(`/queues/${encodeURIComponent(queue)}/claim`, {
+        lease_seconds: leaseSeconds,
+      }),
+    heartbeat: (id: number, leaseToken: string, leaseSeconds?: number) =>
+      post<{ todo: Todo }>(`${todo(id)}/heartbeat`, {
+        lease_token: leaseToken,
+        lease_seconds: leaseSeconds,
+      }),
+    complete: (id: number, leaseToken: string, report: { summary?: string; result?: unknown }) =>
+      post<{ todo: Todo }>(`${todo(id)}/complete`, { lease_token: leaseToken, ...report }),
+    fail: (id: number, leaseToken: string, reason?: string) =>
+      post<{ todo: Todo }>(`${todo(id)}/fail`, { lease_token: leaseToken, reason }),
+    release: (id: number, leaseToken: string) =>
+      post<{ todo: Todo }>(`${todo(id)}/release`, { lease_token: leaseToken }),
+    approve: (id: number, note?: string) => post<{ todo: Todo }>(`${todo(id)}/approve`, { note }),
+    deny: (id: number, note?: string) => post<{ todo: Todo }>(`${todo(id)}/deny`, { note }),
+    reply: (id: number, text: string) =>
+      post<{ todo: Todo; text: string }>(`${todo(id)}/reply`, { text }),
+
+    listAgents: () => call<{ agents: Principal[] }>('GET', '/agents'),
+    addAgent: (name: string, queues: string[]) =>
+      post<{ agent: Principal; token: string }>('/agents', { name, queues }),
+    revokeAgent: (name: string) =>
+      post<{ agent: Principal }>(`/agents/${encodeURIComponent(name)}/revoke`),
+  };
+}

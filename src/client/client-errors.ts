@@ -1,0 +1,22 @@
+/** The server answered with a refusal: `{error, code}` and its HTTP status. */
+export class ApiError extends Error {
+  override readonly name = 'ApiError';
+
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** The server could not be reached at all (refused, unknown host, timed out, cut off). */
+export class ConnectionError extends Error {
+  override readonly name = 'ConnectionError';
+}
+
+/** Neither the environment nor the credentials file says which server to use and how. */
+export class CredentialsError extends Error {
+  override readonly name = 'CredentialsError';
+}
