@@ -145,6 +145,8 @@ begin
       -- who may act on it, so listeners can route the wake without reading the todo
       'assignee', new.assignee,
       'requested_by', new.requested_by,
+      -- the transaction that made the change: one wake, however many processes hear it
+      'wake_id', pg_current_xact_id()::text,
       'event', case
         when new.verdict is not null then 'verdict'
         when new.kind = 'approval' then 'approval'

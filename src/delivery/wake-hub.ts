@@ -1,5 +1,5 @@
 import type postgres from 'postgres';
-import { isAgent, wakeChannel, type Actor, type Wake } from '../ledger/index.js';
+import { wakeChannel, type Wake } from '../ledger/index.js';
 import type { Logger } from '../logger.js';
 
 export type WakeListener = (wake: Wake) => void;
@@ -8,6 +8,8 @@ export interface WakeHub {
   /** Resolves once this process is LISTENing, so a subscriber that waits for it misses nothing committed afterwards. */
   ready: Promise<void>;
   subscribe(listener: WakeListener): () => void;
+  /** Runs `callback` after every (re)LISTEN: whatever was committed while not listening must be read. */
+  onListen(callback: () => void): () => void;
   close(): Promise<void>;
 }
 
@@ -21,6 +23,7 @@ export async function createWakeHub(
   log: Logger,
 ): Promise<WakeHub> {
   const listeners = new Set<WakeListener>();
+  const listenCallbacks = new Set<() => void>();
   let markReady!: () => void;
   const ready = new Promise<void>((resolve) => (markReady = resolve));
   const subscription = await sql.listen(
@@ -35,7 +38,10 @@ export async function createWakeHub(
       }
       for (const listener of listeners) listener(wake);
     },
-    () => markReady(),
+    () => {
+      markReady();
+      for (const callback of listenCallbacks) callback();
+    },
   );
   return {
     ready,
@@ -43,27 +49,14 @@ export async function createWakeHub(
       listeners.add(listener);
       return () => listeners.delete(listener);
     },
+    onListen(callback) {
+      listenCallbacks.add(callback);
+      return () => listenCallbacks.delete(callback);
+    },
     async close() {
       listeners.clear();
+      listenCallbacks.clear();
       await subscription.unlisten();
     },
   };
-}
-
-/**
- * Whether a wake concerns an actor: a claimable todo it may claim (its queue, not assigned to
- * someone else), an approval it must decide, or the verdict on an approval it asked for.
- */
-export function wakeConcerns(actor: Actor, wake: Wake): boolean {
-  switch (wake.event) {
-    case 'claimable':
-      if (wake.assignee !== null && wake.assignee !== actor.name) return false;
-      return !isAgent(actor) || (actor.principal.queues ?? []).includes(wake.queue);
-    case 'approval':
-      return wake.assignee === actor.name;
-    case 'verdict':
-      return wake.requested_by === actor.name;
-    default:
-      return false;
-  }
 }

@@ -1,13 +1,19 @@
 import { Router, type Response } from 'express';
 import { z } from 'zod';
-import { wakeConcerns, type WakeHub } from '../delivery/wake-hub.js';
+import type postgres from 'postgres';
+import type { Dispatcher } from '../delivery/create-dispatcher.js';
+import { registerWebhook, removeWebhook } from '../delivery/register-webhook.js';
+import type { Doorbell } from '../delivery/doorbell.js';
 import { actorOf } from './authenticate.js';
 
 const PING_MS = 15_000;
+const WebhookBody = z.strictObject({ url: z.string().max(2048) });
 
 const Query = z.strictObject({
   /** One queue or several (`?queue=a&queue=b`); none means every queue the caller may work. */
   queue: z.union([z.string(), z.array(z.string())]).optional(),
+  /** `channel`: the consumer is a Claude Code channel (the richest rung of the ladder). */
+  consumer: z.enum(['sse', 'channel']).default('sse'),
 });
 
 export interface EventStreams {
@@ -17,16 +23,26 @@ export interface EventStreams {
 }
 
 /**
- * `GET /events`: a server-sent-events stream of the wakes that concern the caller. It says
- * `ready` once this process is listening, so a client that then claims, and claims again on
- * every wake, cannot miss a todo committed in between.
+ * `GET /events`: a server-sent-events stream that attaches the caller as a consumer. It gets one
+ * `digest` of what already waits, then `ready`, then a `wake` for each doorbell rung for it (a
+ * todo to claim, an approval to decide, a verdict on its question). Claim after `ready` and on
+ * every wake, and nothing committed in between is missed.
  */
-export function eventStreamRoutes(hub: WakeHub): EventStreams {
+export function eventStreamRoutes(sql: postgres.Sql, dispatcher: Dispatcher): EventStreams {
   const open = new Set<Response>();
   const routes = Router();
+
+  // The caller's outbound webhook: rung when it has no live session (see README, delivery ladder).
+  routes.put('/webhook', async (req, res) => {
+    const { url } = WebhookBody.parse(req.body ?? {});
+    res.json(await registerWebhook(sql, actorOf(res).name, url));
+  });
+  routes.delete('/webhook', async (_req, res) => {
+    res.json({ removed: await removeWebhook(sql, actorOf(res).name) });
+  });
+
   routes.get('/events', async (req, res) => {
-    const { queue } = Query.parse(req.query);
-    const queues = queue === undefined ? undefined : new Set([queue].flat());
+    const { queue, consumer } = Query.parse(req.query);
     const actor = actorOf(res);
     res.writeHead(200, {
       'content-type': 'text/event-stream; charset=utf-8',
@@ -36,19 +52,31 @@ export function eventStreamRoutes(hub: WakeHub): EventStreams {
     });
     res.flushHeaders();
     open.add(res);
-    const unsubscribe = hub.subscribe((wake) => {
-      if (queues && !queues.has(wake.queue)) return;
-      if (wakeConcerns(actor, wake)) res.write(`event: wake\ndata: ${JSON.stringify(wake)}\n\n`);
+    const push = (doorbell: Doorbell) => {
+      if (res.writableEnded || res.destroyed) return false;
+      res.write(
+        `event: ${doorbell.type === 'digest' ? 'digest' : 'wake'}\ndata: ${JSON.stringify(doorbell)}\n\n`,
+      );
+      return true;
+    };
+    const attached = await dispatcher.attach({
+      principal: actor.principal!,
+      path: consumer,
+      queues: queue === undefined ? null : [queue].flat(),
+      push,
     });
     const ping = setInterval(() => res.write(': ping\n\n'), PING_MS);
-    const stop = () => {
+    res.once('close', () => {
       clearInterval(ping);
-      unsubscribe();
       open.delete(res);
-    };
-    res.once('close', stop);
-    await hub.ready;
-    if (!res.writableEnded) res.write('event: ready\ndata: {}\n\n');
+      void attached.detach();
+    });
+    if (res.writableEnded || res.destroyed) {
+      clearInterval(ping);
+      await attached.detach();
+      return;
+    }
+    res.write('event: ready\ndata: {}\n\n');
   });
   return {
     routes,

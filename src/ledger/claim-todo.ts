@@ -26,7 +26,9 @@ function claimable(db: Db, actor: Actor) {
 
 /**
  * One statement: lock the row, move it to `claimed` with a fresh lease token, and record who
- * took it (and whose expired lease it took over).
+ * took it (and whose expired lease it took over). The lock is FOR NO KEY UPDATE — what the
+ * update takes anyway — so that the key-share locks of foreign-key checks (an event or a ring
+ * being recorded for the todo at that moment) do not make SKIP LOCKED pass a claimable todo by.
  */
 function claimRows(
   db: Db,
@@ -72,7 +74,7 @@ export async function claimTodo(
     leaseSeconds,
     db`select id, state, claimed_by from todos t
        where t.id = ${id} and ${visibleTo(db, actor)} and ${claimable(db, actor)}
-       for update`,
+       for no key update`,
   );
   if (claimed) return claimed;
   return explainUnclaimable(db, actor, id);
@@ -96,7 +98,7 @@ export async function claimNextTodo(
        where t.queue = ${queue} and t.state <> 'quarantined' and ${claimable(db, actor)}
        order by t.available_at, t.id
        limit 1
-       for update skip locked`,
+       for no key update skip locked`,
   );
   return claimed ?? null;
 }

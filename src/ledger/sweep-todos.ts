@@ -20,7 +20,7 @@ export async function sweepTodos(db: Db, batch = 1000): Promise<SweepCounts> {
   const expired = await db<{ dead: boolean }[]>`
     with due as (
       select id from todos where state = 'claimed' and available_at <= now()
-      order by available_at limit ${batch} for update skip locked
+      order by available_at limit ${batch} for no key update skip locked
     ), t as (
       update todos t set
         lease_token = null,
@@ -43,7 +43,7 @@ export async function sweepTodos(db: Db, batch = 1000): Promise<SweepCounts> {
   const retries = await db`
     with due as (
       select id from todos where state = 'failed' and available_at <= now()
-      order by available_at limit ${batch} for update skip locked
+      order by available_at limit ${batch} for no key update skip locked
     ), t as (
       update todos t set state = 'pending', updated_at = now()
       from due where t.id = due.id
@@ -54,7 +54,7 @@ export async function sweepTodos(db: Db, batch = 1000): Promise<SweepCounts> {
   const approvals = await db`
     with due as (
       select id from todos where kind = 'approval' and state = 'pending' and expires_at <= now()
-      order by expires_at limit ${batch} for update skip locked
+      order by expires_at limit ${batch} for no key update skip locked
     ), t as (
       update todos t set state = 'canceled', updated_at = now(), summary = 'expired without a verdict'
       from due where t.id = due.id

@@ -9,5 +9,7 @@ export interface Wake {
   assignee: string | null;
   /** Approvals: the principal that asked, who hears the verdict. */
   requested_by: string | null;
+  /** The writing transaction: with todo_id, it names this wake however many processes hear it. */
+  wake_id: string;
   event: 'claimable' | 'approval' | 'verdict';
 }

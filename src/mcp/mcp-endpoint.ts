@@ -4,6 +4,8 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import express, { Router, type Request, type Response } from 'express';
 import type postgres from 'postgres';
 import { authenticate, actorOf } from '../http/authenticate.js';
+import type { Dispatcher } from '../delivery/create-dispatcher.js';
+import type { Doorbell } from '../delivery/doorbell.js';
 import type { TodoHooks } from '../http/todo-routes.js';
 import type { Actor } from '../ledger/index.js';
 import type { Logger } from '../logger.js';
@@ -21,13 +23,13 @@ export interface McpSession {
   /** The standalone GET stream is open: notifications can reach the client now. */
   streamOpen: boolean;
   lastActiveAt: number;
+  /** Detaches the session from the dispatcher (set while its stream is open). */
+  detach?: () => Promise<void>;
 }
 
 export interface McpEndpoint {
   routes: Router;
   sessions: ReadonlyMap<string, McpSession>;
-  /** Sends an MCP log notification (`notifications/message`, level info); false when the session cannot take it now. */
-  notify(sessionId: string, data: Record<string, unknown>): Promise<boolean>;
   close(): Promise<void>;
 }
 
@@ -36,11 +38,8 @@ export interface McpEndpointOptions {
   log: Logger;
   hooks: TodoHooks;
   version: string;
-  /** Called when a session's notification stream opens or closes, and when a session ends. */
-  onSessionChange?: (
-    session: McpSession,
-    change: 'stream_opened' | 'stream_closed' | 'closed',
-  ) => void;
+  /** While a session's notification stream is open, the session is a consumer of wakes. */
+  dispatcher: Dispatcher;
 }
 
 /**
@@ -53,15 +52,50 @@ export function createMcpEndpoint({
   log,
   hooks,
   version,
-  onSessionChange,
+  dispatcher,
 }: McpEndpointOptions): McpEndpoint {
   const sessions = new Map<string, McpSession>();
   const routes = Router();
 
   const closeSession = async (session: McpSession) => {
     if (!sessions.delete(session.id)) return;
-    onSessionChange?.(session, 'closed');
+    await session.detach?.();
     await session.server.close().catch(() => {});
+  };
+
+  /** An MCP log notification (`notifications/message`, level info); false when the stream is gone. */
+  const notify = async (session: McpSession, doorbell: Doorbell): Promise<boolean> => {
+    if (!session.streamOpen) return false;
+    try {
+      await session.server.sendLoggingMessage({
+        level: 'info',
+        logger: 'switchboard',
+        data: doorbell,
+      });
+      return true;
+    } catch (error) {
+      log.debug({ err: error, session: session.id }, 'MCP notification failed');
+      return false;
+    }
+  };
+
+  /** The GET stream is where notifications go: attached as a consumer for as long as it is open. */
+  const openStream = async (session: McpSession, res: Response) => {
+    session.streamOpen = true;
+    res.once('close', () => {
+      session.streamOpen = false;
+      session.lastActiveAt = Date.now();
+      const detach = session.detach;
+      session.detach = undefined;
+      void detach?.();
+    });
+    const attached = await dispatcher.attach({
+      principal: session.actor.principal!,
+      path: 'mcp_log',
+      push: (doorbell) => notify(session, doorbell),
+    });
+    if (session.streamOpen) session.detach = () => attached.detach();
+    else await attached.detach();
   };
 
   const sweep = setInterval(() => {
@@ -82,36 +116,34 @@ export function createMcpEndpoint({
     const existing = sessionFor(req, res);
     if (existing) {
       existing.lastActiveAt = Date.now();
-      if (req.method === 'GET') {
-        existing.streamOpen = true;
-        onSessionChange?.(existing, 'stream_opened');
-        res.once('close', () => {
-          existing.streamOpen = false;
-          existing.lastActiveAt = Date.now();
-          onSessionChange?.(existing, 'stream_closed');
-        });
+      const head = req.method === 'GET' ? statusOnceWritten(res) : undefined;
+      const handled = existing.transport.handleRequest(req, res, req.body);
+      // A GET that the SDK answers 200 is the session's notification stream (a second one while
+      // the first is open gets 409 and must not attach twice).
+      if (
+        head &&
+        (await Promise.race([head, handled.then(() => res.statusCode)])) === 200 &&
+        !existing.streamOpen
+      ) {
+        await openStream(existing, res);
       }
-      await existing.transport.handleRequest(req, res, req.body);
+      await handled;
       return;
     }
     if (req.get('mcp-session-id')) {
-      res
-        .status(404)
-        .json({
-          jsonrpc: '2.0',
-          error: { code: -32001, message: 'Session not found: start a new one with initialize' },
-          id: null,
-        });
+      res.status(404).json({
+        jsonrpc: '2.0',
+        error: { code: -32001, message: 'Session not found: start a new one with initialize' },
+        id: null,
+      });
       return;
     }
     if (req.method !== 'POST') {
-      res
-        .status(400)
-        .json({
-          jsonrpc: '2.0',
-          error: { code: -32000, message: 'Bad request: initialize first (POST)' },
-          id: null,
-        });
+      res.status(400).json({
+        jsonrpc: '2.0',
+        error: { code: -32000, message: 'Bad request: initialize first (POST)' },
+        id: null,
+      });
       return;
     }
     // A new session: the SDK accepts it only for an initialize request.
@@ -152,22 +184,22 @@ export function createMcpEndpoint({
   return {
     routes,
     sessions,
-    async notify(sessionId, data) {
-      const session = sessions.get(sessionId);
-      if (!session?.streamOpen) return false;
-      try {
-        await session.server.sendLoggingMessage({ level: 'info', logger: 'switchboard', data });
-        return true;
-      } catch (error) {
-        log.debug({ err: error, session: sessionId }, 'MCP notification failed');
-        return false;
-      }
-    },
     async close() {
       clearInterval(sweep);
       await Promise.all([...sessions.values()].map(closeSession));
     },
   };
+}
+
+/** Resolves with the status code when the response head is written. */
+function statusOnceWritten(res: Response): Promise<number> {
+  return new Promise((resolve) => {
+    const writeHead = res.writeHead.bind(res) as (...args: unknown[]) => Response;
+    res.writeHead = ((...args: unknown[]) => {
+      resolve(args[0] as number);
+      return writeHead(...args);
+    }) as typeof res.writeHead;
+  });
 }
 
 const INSTRUCTIONS = [

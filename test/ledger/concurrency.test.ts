@@ -150,3 +150,31 @@ test('of concurrent deciders on one approval, the first verdict wins and the res
     select count(*) as verdicts from todo_events where todo_id = ${approval.id} and action in ('approved', 'denied')`;
   expect(verdicts).toBe(1);
 });
+
+test('regression: a claim does not pass by a todo while something else records an event for it', async () => {
+  // Recording an event (or a delivery ring) for a todo takes a key-share lock on its row through
+  // the foreign key. A claim that locked FOR UPDATE SKIP LOCKED skipped such a todo and said the
+  // queue was empty.
+  const { todo } = await createTodo(db.sql, cast.bob, {
+    queue: 'lock-test',
+    title: 'being rung',
+    source: 'cli',
+  });
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  let locked!: () => void;
+  const isLocked = new Promise<void>((resolve) => (locked = resolve));
+  const recorder = db.sql.begin(async (tx) => {
+    await tx`insert into todo_events (todo_id, actor_kind, actor, via, action) values (${todo.id}, 'system', 'test', 'test', 'noted')`;
+    locked();
+    await held;
+  });
+  await isLocked;
+  try {
+    const claimed = await claimNextTodo(db.sql, cast.bob, 'lock-test');
+    expect(claimed?.id).toBe(todo.id);
+  } finally {
+    release();
+    await recorder;
+  }
+});

@@ -17,16 +17,19 @@ import { createTestDatabase, type TestDatabase } from '../support/test-database.
 let db: TestDatabase;
 let other: TestDatabase;
 let cast: Cast;
-const heard: Wake[] = [];
+/** Wakes as heard, minus their wake_id (checked on arrival: a transaction id). */
+const heard: Omit<Wake, 'wake_id'>[] = [];
 const heardByOther: unknown[] = [];
 
 beforeAll(async () => {
   db = await createTestDatabase();
   other = await createTestDatabase();
   cast = await createCast(db.sql);
-  await db
-    .connect(1)
-    .listen(wakeChannel(db.schema), (payload) => heard.push(JSON.parse(payload) as Wake));
+  await db.connect(1).listen(wakeChannel(db.schema), (payload) => {
+    const { wake_id, ...wake } = JSON.parse(payload) as Wake;
+    if (wake.todo_id !== 0) expect(wake_id).toMatch(/^\d+$/);
+    heard.push(wake);
+  });
   await other.connect(1).listen(wakeChannel(other.schema), (payload) => heardByOther.push(payload));
 });
 afterAll(async () => {
@@ -35,7 +38,7 @@ afterAll(async () => {
 });
 
 /** Waits until the listener has heard `count` wakes in all, or a little while has passed. */
-async function heardAfter(count: number): Promise<Wake[]> {
+async function heardAfter(count: number): Promise<Omit<Wake, 'wake_id'>[]> {
   for (let waited = 0; heard.length < count && waited < 2000; waited += 20) {
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
@@ -87,7 +90,7 @@ test('a create wakes on commit; a rolled-back create sends nothing', async () =>
 
 test('every change that makes a todo claimable wakes, and every verdict', async () => {
   heard.length = 0;
-  const expected: Wake[] = [];
+  const expected: Omit<Wake, 'wake_id'>[] = [];
   const { todo } = await createTodo(db.sql, cast.bob, {
     queue: 'ci',
     title: 'build',

@@ -116,9 +116,9 @@ describe('happy paths', () => {
     });
     expect(replied.data).toEqual({ todo_id: other, text: 'I will get to it after lunch.' });
     const history = (await server.api(human, 'GET', `/todos/${other}`)).body.history;
-    expect(history.at(-1)).toMatchObject({
-      action: 'replied',
+    expect(history.find((e: { action: string }) => e.action === 'replied')).toMatchObject({
       actor: 'bot',
+      via: 'mcp',
       data: { text: 'I will get to it after lunch.' },
     });
 

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { ProbotOctokit } from 'probot';
 import { inject } from 'vitest';
 import type { GitHubAppCredentials, ServerConfig } from '../../src/config/server-config.js';
+import type { DispatcherTiming } from '../../src/delivery/create-dispatcher.js';
 import { silentLogger, type Logger } from '../../src/logger.js';
 import {
   startServer,
@@ -48,6 +49,7 @@ export async function startTestServer(
     githubTuning?: StartServerOptions['githubTuning'];
     sweepIntervalMs?: number;
     log?: Logger;
+    deliveryTiming?: Partial<DispatcherTiming>;
   } = {},
 ): Promise<TestServer> {
   const dir = await mkdtemp(join(tmpdir(), 'switchboard-server-'));
@@ -71,6 +73,7 @@ export async function startTestServer(
     Octokit: TestOctokit,
     githubTuning: options.githubTuning,
     sweepIntervalMs: options.sweepIntervalMs,
+    deliveryTiming: options.deliveryTiming,
     handleSignals: true,
   });
   const adminToken = options.schema

@@ -1,0 +1,76 @@
+export interface StreamEvent {
+  event: string;
+  data: any;
+}
+
+export interface EventStreamClient {
+  events: StreamEvent[];
+  /** Waits until an event matches (or `timeoutMs` passes, which fails the test). */
+  waitFor(match: (event: StreamEvent) => boolean, timeoutMs?: number): Promise<StreamEvent>;
+  /** The `wake` events' payloads so far. */
+  wakes(): any[];
+  close(): void;
+}
+
+/** Opens GET /api/v1/events as `token` and collects its events; resolves once `ready` arrived. */
+export async function openEventStream(
+  baseUrl: string,
+  token: string,
+  query = '',
+): Promise<EventStreamClient> {
+  const controller = new AbortController();
+  const response = await fetch(`${baseUrl}/api/v1/events${query}`, {
+    headers: { authorization: `Bearer ${token}` },
+    signal: controller.signal,
+  });
+  if (response.status !== 200) throw new Error(`event stream answered ${response.status}`);
+  const events: StreamEvent[] = [];
+  const waiters = new Set<() => void>();
+  let buffer = '';
+  void (async () => {
+    const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+    try {
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buffer += value;
+        let end: number;
+        while ((end = buffer.indexOf('\n\n')) >= 0) {
+          const block = buffer.slice(0, end);
+          buffer = buffer.slice(end + 2);
+          const event = /^event: (.*)$/m.exec(block)?.[1];
+          const data = /^data: (.*)$/m.exec(block)?.[1];
+          if (event && data !== undefined) events.push({ event, data: JSON.parse(data) });
+          for (const wake of waiters) wake();
+        }
+      }
+    } catch {
+      // aborted
+    }
+  })();
+  const client: EventStreamClient = {
+    events,
+    async waitFor(match, timeoutMs = 10_000) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const found = events.find(match);
+        if (found) return found;
+        if (Date.now() > deadline)
+          throw new Error(`no matching event within ${timeoutMs} ms: ${JSON.stringify(events)}`);
+        await new Promise<void>((resolve) => {
+          const done = () => {
+            waiters.delete(done);
+            clearTimeout(timer);
+            resolve();
+          };
+          const timer = setTimeout(done, 50);
+          waiters.add(done);
+        });
+      }
+    },
+    wakes: () => events.filter((e) => e.event === 'wake').map((e) => e.data),
+    close: () => controller.abort(),
+  };
+  await client.waitFor((e) => e.event === 'ready');
+  return client;
+}
