@@ -64,11 +64,15 @@ export async function recordDelivery(
   return sql.begin(async (tx) => {
     assertInTime();
     // The database gives up on its own too, rather than hold a lock for a caller long gone.
-    await tx`select set_config('statement_timeout', ${String(Math.max(1, deadline - Date.now()))}, true)`;
-    const [claimed] = await tx<{ id: number }[]>`
-      insert into github_deliveries ${tx({ ...row, disposition: decision.disposition, note: note() })}
-      on conflict (delivery_id) where disposition <> 'duplicate' do nothing
-      returning id`;
+    // Both statements go out together (postgres.js pipelines a transaction's queries): every
+    // round trip counts when GitHub is waiting.
+    const [, [claimed]] = await Promise.all([
+      tx`select set_config('statement_timeout', ${String(Math.max(1, deadline - Date.now()))}, true)`,
+      tx<{ id: number }[]>`
+        insert into github_deliveries ${tx({ ...row, disposition: decision.disposition, note: note() })}
+        on conflict (delivery_id) where disposition <> 'duplicate' do nothing
+        returning id`,
+    ]);
     if (!claimed) {
       await tx`insert into github_deliveries ${tx({ ...row, disposition: 'duplicate', note: null })}`;
       assertInTime();
