@@ -1,0 +1,146 @@
+import { createServer, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { createApiClient } from '../../src/client/api-client.js';
+import { claimNextWaiting } from '../../src/client/claim-next-waiting.js';
+import { ApiError } from '../../src/client/client-errors.js';
+import { openWakeStream } from '../../src/client/open-wake-stream.js';
+import { startTestServer, type TestServer } from '../support/test-server.js';
+import { createCliHome, parseJson, startCli, type CliHome } from './support/run-cli.js';
+
+let server: TestServer;
+let home: CliHome;
+
+beforeAll(async () => {
+  [server, home] = await Promise.all([startTestServer(), createCliHome()]);
+});
+afterAll(async () => {
+  await server?.stop();
+  await home?.remove();
+});
+
+const credentials = () => ({ url: server.url, token: server.adminToken });
+const createTodo = async (queue: string, title = 'arrived') =>
+  (await server.api(server.adminToken, 'POST', '/todos', { queue, title })).body.todo as {
+    id: number;
+  };
+
+test('todo claim --wait blocks until a todo arrives, then claims it', async () => {
+  const waiting = startCli(['todo', 'claim', '--queue', 'wait-q', '--wait', '60', '--json'], {
+    ...home.env,
+    SWITCHBOARD_URL: server.url,
+    SWITCHBOARD_TOKEN: server.adminToken,
+  });
+  // Created before or after the command listens, it is found: by the first claim, or on the wake.
+  await new Promise((resolve) => setTimeout(resolve, 1500));
+  const { id } = await createTodo('wait-q');
+  const result = await waiting.done;
+  expect(result.code).toBe(0);
+  expect(parseJson(result).todo).toMatchObject({
+    id,
+    state: 'claimed',
+    lease_token: expect.any(String),
+  });
+});
+
+describe('the wake stream', () => {
+  test('rings on a wake for its queue, so a waiting claim is woken rather than polling', async () => {
+    const client = createApiClient(credentials());
+    const wakes = openWakeStream(credentials(), 'ring-q');
+    try {
+      await wakes.ready;
+      expect(wakes.polling).toBe(false);
+      const seen = wakes.rings;
+      const woken = wakes.waitPast(seen, { deadline: Date.now() + 60_000 });
+      await createTodo('other-q');
+      const { id } = await createTodo('ring-q');
+      expect(await woken).toBe(true);
+      const claimed = await claimNextWaiting(client, wakes, 'ring-q', {
+        deadline: Date.now() + 1000,
+      });
+      expect(claimed?.id).toBe(id);
+      // Nothing left: the claim waits until the deadline and gives up.
+      expect(
+        await claimNextWaiting(client, wakes, 'ring-q', { deadline: Date.now() + 300 }),
+      ).toBeNull();
+    } finally {
+      wakes.close();
+    }
+  });
+
+  test('a wait ends at its deadline, or when its signal aborts', async () => {
+    const wakes = openWakeStream(credentials(), 'quiet-q');
+    try {
+      await wakes.ready;
+      expect(await wakes.waitPast(wakes.rings, { deadline: Date.now() + 100 })).toBe(false);
+      const stop = new AbortController();
+      const waiting = wakes.waitPast(wakes.rings, { deadline: Infinity, signal: stop.signal });
+      stop.abort();
+      expect(await waiting).toBe(false);
+    } finally {
+      wakes.close();
+    }
+  });
+
+  test('a refused stream fails `ready`', async () => {
+    const wakes = openWakeStream({ url: server.url, token: 'sbk_nope' }, 'q');
+    await expect(wakes.ready).rejects.toBeInstanceOf(ApiError);
+    wakes.close();
+  });
+});
+
+describe('against servers without the stream, or with a broken one', () => {
+  let fake: Server;
+  let url: string;
+  let handle: (res: ServerResponse) => void;
+
+  beforeAll(async () => {
+    fake = createServer((_req, res) => handle(res));
+    await new Promise<void>((resolve) => fake.listen(0, '127.0.0.1', resolve));
+    url = `http://127.0.0.1:${(fake.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    fake.closeAllConnections();
+    await new Promise((resolve) => fake.close(resolve));
+  });
+
+  test('no stream (404): every wait is a poll', async () => {
+    handle = (res) =>
+      res
+        .writeHead(404, { 'content-type': 'application/json' })
+        .end('{"error":"no route","code":"not_found"}');
+    const wakes = openWakeStream({ url, token: 'sbk_x' }, 'q');
+    try {
+      await wakes.ready;
+      expect(wakes.polling).toBe(true);
+      expect(await wakes.waitPast(wakes.rings, { deadline: Date.now() + 10_000, attempt: 0 })).toBe(
+        true,
+      );
+      expect(await wakes.waitPast(wakes.rings, { deadline: Date.now() + 50, attempt: 5 })).toBe(
+        false,
+      );
+    } finally {
+      wakes.close();
+    }
+  });
+
+  test('a stream that ends is reconnected, and the new `ready` rings', async () => {
+    let connections = 0;
+    handle = (res) => {
+      connections++;
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(': ping\n\nevent: ready\ndata: {}\n\n');
+      // The first connection drops at once; the second stays.
+      if (connections === 1) res.end();
+    };
+    const wakes = openWakeStream({ url, token: 'sbk_x' }, 'q');
+    try {
+      await wakes.ready;
+      const seen = wakes.rings;
+      expect(await wakes.waitPast(seen, { deadline: Date.now() + 10_000 })).toBe(true);
+      expect(connections).toBe(2);
+    } finally {
+      wakes.close();
+    }
+  });
+});

@@ -1,0 +1,146 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { startTestServer, type TestServer } from '../support/test-server.js';
+import { createCliHome, runCli, type CliHome } from './support/run-cli.js';
+
+let server: TestServer;
+let home: CliHome;
+let admin: Record<string, string>;
+
+beforeAll(async () => {
+  [server, home] = await Promise.all([startTestServer(), createCliHome()]);
+  admin = { ...home.env, SWITCHBOARD_URL: server.url, SWITCHBOARD_TOKEN: server.adminToken };
+});
+afterAll(async () => {
+  await server?.stop();
+  await home?.remove();
+});
+
+/** One line on stderr, nothing on stdout, no stack. */
+function expectOneLine(result: { stdout: string; stderr: string }) {
+  expect(result.stdout).toBe('');
+  expect(result.stderr).toMatch(/^[^\n]+\n$/);
+  expect(result.stderr).not.toMatch(/\bat .+:\d+:\d+/);
+}
+
+describe.concurrent('usage errors exit 2', () => {
+  test.each([
+    ['an unknown flag', ['todo', 'list', '--bogus'], /^Nonexistent flag: --bogus — see --help/],
+    ['a missing argument', ['todo', 'show'], /^Missing 1 required arg/],
+    ['an argument that is not a number', ['todo', 'show', 'abc'], /Expected an integer/],
+    ['a flag value out of range', ['todo', 'claim', '--queue', 'q', '--lease', '0'], /--lease/],
+    ['a value not among the options', ['todo', 'list', '--state', 'nope'], /--state/],
+    ['a missing required flag', ['todo', 'create', '--title', 't'], /queue/],
+    ['neither an id nor a queue', ['todo', 'claim'], /^give a todo ID or --queue/],
+    ['--wait without --queue', ['todo', 'claim', '5', '--wait', '3'], /queue/],
+    [
+      'a --result that is not JSON',
+      ['todo', 'complete', '1', '--result', '{nope'],
+      /--result must be JSON/,
+    ],
+    ['an unknown command', ['nope'], /^command nope not found/],
+  ])('%s', async (_, args, message) => {
+    for (const json of [[], ['--json']]) {
+      const result = await runCli([...args, ...json], admin);
+      expect(result.code).toBe(2);
+      expectOneLine(result);
+      expect(result.stderr).toMatch(message);
+    }
+  });
+});
+
+test('a worker without a command exits 2', async () => {
+  const result = await runCli(['worker', '--queue', 'q'], admin);
+  expect(result.code).toBe(2);
+  expectOneLine(result);
+  expect(result.stderr).toMatch(/^no command to run — put it after --/);
+});
+
+describe.concurrent('cannot reach or authenticate: exit 4', () => {
+  test('no credentials at all', async () => {
+    const result = await runCli(['todo', 'list', '--json'], home.env);
+    expect(result.code).toBe(4);
+    expectOneLine(result);
+    expect(result.stderr).toBe("no credentials — run 'switchboard login' or 'switchboard up'\n");
+  });
+
+  test('half of the environment pair', async () => {
+    const result = await runCli(['whoami'], { ...home.env, SWITCHBOARD_URL: server.url });
+    expect(result.code).toBe(4);
+    expect(result.stderr).toMatch(/^SWITCHBOARD_URL and SWITCHBOARD_TOKEN go together/);
+  });
+
+  test('a token the server does not know', async () => {
+    const result = await runCli(['todo', 'list'], { ...admin, SWITCHBOARD_TOKEN: 'sbk_nope' });
+    expect(result.code).toBe(4);
+    expectOneLine(result);
+    expect(result.stderr).toMatch(/token is invalid or revoked — run 'switchboard login'/);
+  });
+
+  test('a server that is not there', async () => {
+    const port = await closedPort();
+    for (const json of [[], ['--json']]) {
+      const result = await runCli(['todo', 'list', ...json], {
+        ...admin,
+        SWITCHBOARD_URL: `http://127.0.0.1:${port}`,
+      });
+      expect(result.code).toBe(4);
+      expectOneLine(result);
+      expect(result.stderr).toMatch(/^cannot reach http:\/\/127\.0\.0\.1:\d+ \(ECONNREFUSED\)/);
+    }
+  });
+
+  test('claim --wait and worker on a server that is not there', async () => {
+    const env = { ...admin, SWITCHBOARD_URL: `http://127.0.0.1:${await closedPort()}` };
+    const waited = await runCli(['todo', 'claim', '--queue', 'q', '--wait', '5'], env);
+    expect(waited.code).toBe(4);
+    const worker = await runCli(['worker', '--queue', 'q', '--', 'true'], env);
+    expect(worker.code).toBe(4);
+    expect(worker.stderr).toMatch(/ECONNREFUSED/);
+  });
+
+  test('a credentials file that is not one', async () => {
+    const broken = await createCliHome();
+    try {
+      const file = join(broken.env.XDG_CONFIG_HOME!, 'switchboard', 'credentials.json');
+      await mkdir(join(broken.env.XDG_CONFIG_HOME!, 'switchboard'), { recursive: true });
+      await writeFile(file, 'not json');
+      const result = await runCli(['whoami'], broken.env);
+      expect(result.code).toBe(4);
+      expect(result.stderr).toMatch(
+        /credentials\.json is not valid JSON — run 'switchboard login'/,
+      );
+    } finally {
+      await broken.remove();
+    }
+  });
+});
+
+test('DEBUG adds the stack; without it there is none', async () => {
+  const result = await runCli(['todo', 'show', '999999'], { ...admin, DEBUG: '1' });
+  expect(result.code).toBe(3);
+  expect(result.stderr.split('\n')[0]).toBe('todo #999999 not found');
+  expect(result.stderr).toMatch(/ApiError: todo #999999 not found\n\s+at /);
+});
+
+test('--help and --version exit 0', async () => {
+  const help = await runCli(['todo', 'claim', '--help'], admin);
+  expect(help.code).toBe(0);
+  expect(help.stdout).toContain('$ switchboard todo claim --queue reviews --wait 60');
+  const version = await runCli(['--version'], admin);
+  expect(version).toMatchObject({
+    code: 0,
+    stdout: expect.stringMatching(/^switchboard\/\d+\.\d+\.\d+ /),
+  });
+});
+
+/** A port nothing listens on: bound once to learn it, then closed. */
+async function closedPort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as { port: number };
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}

@@ -1,0 +1,55 @@
+import { chmod, readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import { createCliHome, parseJson, runCli, startCli, type CliHome } from './support/run-cli.js';
+
+let home: CliHome;
+
+beforeAll(async () => {
+  home = await createCliHome();
+  // As root, the embedded PostgreSQL runs as the `postgres` user, which must reach the data dir.
+  await chmod(home.dir, 0o755);
+});
+afterAll(() => home?.remove());
+
+// On an empty data directory and no DATABASE_URL, as a new user's first `npm start`: an
+// embedded PostgreSQL is created, migrated, and the CLI's credentials are written.
+test(
+  'migrate, then up on a fresh data directory; SIGTERM stops it cleanly',
+  { timeout: 120_000 },
+  async () => {
+    const migrated = await runCli(['migrate', '--json'], home.env);
+    expect(migrated.code).toBe(0);
+    const { schema, applied } = parseJson(migrated);
+    expect(schema).toBe('switchboard');
+    expect(applied[0]).toBe('0001_create_principals');
+    const again = await runCli(['migrate'], home.env);
+    expect(again).toMatchObject({ code: 0, stdout: 'schema switchboard is up to date\n' });
+
+    const up = startCli(['up', '--port', '0'], home.env);
+    await up.waitFor(/listening on (http:\S+)/, 60_000);
+    const url = /listening on (http:\S+)/.exec(up.stdout)![1]!;
+
+    const file = join(home.env.XDG_CONFIG_HOME!, 'switchboard', 'credentials.json');
+    expect((await stat(file)).mode & 0o777).toBe(0o600);
+    expect(JSON.parse(await readFile(file, 'utf8'))).toEqual({
+      url,
+      token: expect.stringMatching(/^sbk_/),
+    });
+    // The CLI works on this machine with no further step.
+    const whoami = parseJson(await runCli(['whoami', '--json'], home.env));
+    expect(whoami).toMatchObject({ url, principal: { kind: 'human', is_admin: true } });
+
+    up.child.kill('SIGTERM');
+    const result = await up.done;
+    expect(result.code).toBe(0);
+    expect(result.stderr).toMatch(/"msg":"stopped"/);
+    expect((await runCli(['whoami'], home.env)).code).toBe(4);
+  },
+);
+
+test('up with a bad setting is a usage error', async () => {
+  const result = await runCli(['up'], { ...home.env, PORT: 'eighty' });
+  expect(result.code).toBe(2);
+  expect(result.stderr).toMatch(/^PORT: /);
+});
