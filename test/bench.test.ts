@@ -1,5 +1,6 @@
 import { expect, inject, test } from 'vitest';
 import { formatClaimTable, runClaimBenchmark } from '../bench/claim.js';
+import { formatIngestTable, runIngestBenchmark } from '../bench/ingest.js';
 
 // The benchmarks are measured by `npm run bench`, not here; this only keeps them working (a
 // small run still checks that every todo was claimed and completed exactly once).
@@ -11,4 +12,16 @@ test('the claim benchmark runs end to end', { timeout: 120_000 }, async () => {
     expect(row.median).toBeGreaterThan(0);
   }
   expect(formatClaimTable(result)).toContain('| ledger |');
+});
+
+test('the ingestion benchmark runs end to end', { timeout: 120_000 }, async () => {
+  // A small run still checks that every delivery was answered 200 and committed with its todo.
+  const result = await runIngestBenchmark(inject('databaseUrl'), { deliveries: 40 });
+  expect(result.rows.map((row) => row.key)).toEqual(['ingest', 'insert']);
+  for (const row of result.rows) {
+    expect(row.rounds).toHaveLength(3);
+    expect(row.p99).toBeGreaterThanOrEqual(row.p50);
+  }
+  expect(result.ratio).toBeGreaterThan(0);
+  expect(formatIngestTable(result)).toContain('| signed deliveries over HTTP, committed |');
 });

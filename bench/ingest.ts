@@ -1,0 +1,288 @@
+// Ingestion throughput: signed GitHub deliveries accepted durably over HTTP by a real server,
+// next to the raw single-row insert rate of the same database, in the same run.
+//
+//   npm run bench:ingest           (BENCH_DELIVERIES=2000, BENCH_DATABASE_URL=… optional)
+import { randomBytes, randomUUID } from 'node:crypto';
+import { realpathSync } from 'node:fs';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { pathToFileURL } from 'node:url';
+import { sign } from '@octokit/webhooks-methods';
+import type postgres from 'postgres';
+import { connect } from '../src/db/open-database.js';
+import { silentLogger } from '../src/logger.js';
+import { startServer } from '../src/server/start-server.js';
+import type { Benchmark } from './support/benchmark.js';
+import { startBenchDatabase } from './support/bench-database.js';
+
+const SENDERS = 16;
+const ROUNDS = 3;
+const WARMUP_DELIVERIES = 200;
+const DEFAULT_DELIVERIES = 2000;
+const SECRET = 'bench-webhook-secret';
+/** A `/switchboard` command comment: every delivery is routed, trusted and makes a todo. */
+const FIXTURE = new URL(
+  '../test/fixtures/github/issue_comment.created.command.json',
+  import.meta.url,
+);
+
+type SystemKey = 'ingest' | 'insert';
+
+interface Round {
+  ms: number;
+  /** Each request's (or statement's) time, in ms. */
+  latencies: number[];
+}
+
+export interface IngestResultRow {
+  key: SystemKey;
+  system: string;
+  /** Per second, in each timed round. */
+  rounds: number[];
+  median: number;
+  p50: number;
+  p99: number;
+}
+
+export interface IngestResult {
+  deliveries: number;
+  senders: number;
+  synchronousCommit: string;
+  rows: IngestResultRow[];
+  /** Median ingestion rate ÷ median insert rate. */
+  ratio: number;
+}
+
+/**
+ * Starts a server on its own schema (no App credentials: nothing calls GitHub) and, round by
+ * round, has 16 senders post `deliveries` signed deliveries and 16 connections insert as many
+ * comparable rows, one statement and one commit each.
+ */
+export async function runIngestBenchmark(
+  url: string,
+  options: { deliveries?: number } = {},
+): Promise<IngestResult> {
+  const deliveries = options.deliveries ?? deliveriesFromEnv();
+  const runId = randomBytes(3).toString('hex');
+  const dir = await mkdtemp(join(tmpdir(), 'switchboard-bench-ingest-'));
+  const serverSchema = `bench_ingest_${runId}`;
+  const insertSchema = `bench_insert_${runId}`;
+  const server = await startServer({
+    config: {
+      host: '127.0.0.1',
+      port: 0,
+      databaseUrl: url,
+      dataDir: dir,
+      credentialsFile: join(dir, 'credentials.json'),
+      logLevel: 'silent',
+      webhookSecret: SECRET,
+      github: undefined,
+    },
+    log: silentLogger,
+    schema: serverSchema,
+  });
+  const sql = connect(url, { schema: insertSchema, max: SENDERS, log: silentLogger });
+  try {
+    const [{ synchronous_commit: synchronousCommit }] = await sql<
+      [{ synchronous_commit: string }]
+    >`show synchronous_commit`;
+    await createInsertTable(sql, insertSchema);
+    const payload = await readFile(FIXTURE, 'utf8');
+    const signature = await sign(SECRET, payload);
+    const send = sender(server.url, payload, signature);
+    const insert = inserter(sql, payload);
+
+    const warmup = Math.min(WARMUP_DELIVERIES, deliveries);
+    await runSenders(warmup, send);
+    await runSenders(warmup, insert);
+    const rounds: Record<SystemKey, Round[]> = { ingest: [], insert: [] };
+    for (let round = 1; round <= ROUNDS; round++) {
+      for (const [key, work] of [
+        ['ingest', send],
+        ['insert', insert],
+      ] as const) {
+        const measured = await runSenders(deliveries, work);
+        rounds[key].push(measured);
+        progress(
+          `round ${round}/${ROUNDS} ${key}: ${Math.round(deliveries / (measured.ms / 1000))}/s`,
+        );
+      }
+    }
+
+    // Durably accepted means committed: every delivery recorded once, with its todo.
+    const total = warmup + ROUNDS * deliveries;
+    const [check] = await server.sql<[{ deliveries: number; created: number; todos: number }]>`
+      select (select count(*)::int from github_deliveries) as deliveries,
+             (select count(*)::int from github_deliveries where disposition = 'created') as created,
+             (select count(*)::int from todos where source = 'github') as todos`;
+    for (const [name, value] of Object.entries(check)) {
+      if (value !== total) throw new Error(`ingest: expected ${name} = ${total}, got ${value}`);
+    }
+
+    const rows = (['ingest', 'insert'] as const).map((key) =>
+      summarise(key, rounds[key], deliveries),
+    );
+    return {
+      deliveries,
+      senders: SENDERS,
+      synchronousCommit,
+      rows,
+      ratio: rows[0]!.median / rows[1]!.median,
+    };
+  } finally {
+    await sql`drop schema if exists ${sql(insertSchema)} cascade`.catch(() => {});
+    await sql.end({ timeout: 5 });
+    await server.sql`drop schema if exists ${server.sql(serverSchema)} cascade`.catch(() => {});
+    await server.close();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** The printed result: markdown table lines, ready to paste into the README. */
+export function formatIngestTable(result: IngestResult): string {
+  const [ingest, insert] = result.rows;
+  const ms = (value: number) => value.toFixed(1);
+  return [
+    `synchronous_commit: ${result.synchronousCommit}` +
+      (result.synchronousCommit === 'on' ? '' : ' — WARNING: not on, numbers are not comparable'),
+    '',
+    `${result.senders} concurrent senders, ${result.deliveries} per round (median of ${ROUNDS})`,
+    '',
+    '| what | per second | p50 ms | p99 ms | ratio to insert |',
+    '| --- | ---: | ---: | ---: | ---: |',
+    `| signed deliveries over HTTP, committed | ${Math.round(ingest!.median)} | ${ms(ingest!.p50)} | ${ms(ingest!.p99)} | ${result.ratio.toFixed(2)} |`,
+    `| bare single-row INSERT | ${Math.round(insert!.median)} | ${ms(insert!.p50)} | ${ms(insert!.p99)} | 1.00 |`,
+    '',
+    `rounds (per second): ${result.rows
+      .map((row) => `${row.key} ${row.rounds.map((rate) => Math.round(rate)).join(' / ')}`)
+      .join('; ')}`,
+  ].join('\n');
+}
+
+export const ingestBenchmark: Benchmark = {
+  name: 'GitHub ingestion',
+  run: async (url) => formatIngestTable(await runIngestBenchmark(url)),
+};
+
+type Work = () => Promise<void>;
+
+/** POSTs one signed delivery, as GitHub does, and insists on a 200 (committed). */
+function sender(url: string, payload: string, signature: string): Work {
+  return async () => {
+    const response = await fetch(`${url}/api/github/webhooks`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'x-github-event': 'issue_comment',
+        'x-github-delivery': randomUUID(),
+        'x-hub-signature-256': signature,
+      },
+      body: payload,
+    });
+    const text = await response.text();
+    if (response.status !== 200) throw new Error(`delivery answered ${response.status}: ${text}`);
+  };
+}
+
+/**
+ * The baseline: what one durable write of a comparable row costs on this database — the
+ * delivery's recorded fields and the todo's title and body, in one autocommitted INSERT.
+ */
+async function createInsertTable(sql: postgres.Sql, schema: string): Promise<void> {
+  await sql`create schema ${sql(schema)}`;
+  await sql`
+    create table ${sql(schema)}.receipts (
+      id bigint generated always as identity primary key,
+      delivery_id text not null unique,
+      event text not null,
+      action text,
+      repository text,
+      sender text,
+      installation_id bigint,
+      title text not null,
+      body text,
+      received_at timestamptz not null default now()
+    )`;
+}
+
+function inserter(sql: postgres.Sql, payload: string): Work {
+  const { comment } = JSON.parse(payload) as { comment: { body: string } };
+  return async () => {
+    await sql`
+      insert into receipts (delivery_id, event, action, repository, sender, installation_id, title, body)
+      values (${randomUUID()}, 'issue_comment', 'created', 'Codertocat/Hello-World', 'Codertocat', 1,
+              ${comment.body.split('\n')[0]!}, ${comment.body})`;
+  };
+}
+
+/** `count` calls of `work`, SENDERS at a time, each timed. */
+async function runSenders(count: number, work: Work): Promise<Round> {
+  const latencies: number[] = [];
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: SENDERS }, async () => {
+      while (next < count) {
+        next++;
+        const begun = performance.now();
+        await work();
+        latencies.push(performance.now() - begun);
+      }
+    }),
+  );
+  return { ms: performance.now() - started, latencies };
+}
+
+function summarise(key: SystemKey, rounds: Round[], count: number): IngestResultRow {
+  const rates = rounds.map((round) => count / (round.ms / 1000));
+  const latencies = rounds.flatMap((round) => round.latencies).sort((a, b) => a - b);
+  return {
+    key,
+    system: key === 'ingest' ? 'signed deliveries over HTTP' : 'bare single-row INSERT',
+    rounds: rates,
+    median: percentile(
+      [...rates].sort((a, b) => a - b),
+      0.5,
+    ),
+    p50: percentile(latencies, 0.5),
+    p99: percentile(latencies, 0.99),
+  };
+}
+
+/** Nearest-rank percentile of sorted values. */
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))]!;
+}
+
+function deliveriesFromEnv(): number {
+  const raw = process.env.BENCH_DELIVERIES;
+  if (raw === undefined || raw === '') return DEFAULT_DELIVERIES;
+  const deliveries = Number(raw);
+  if (!Number.isInteger(deliveries) || deliveries < 1) {
+    throw new Error(`BENCH_DELIVERIES must be a whole number ≥ 1, not ${JSON.stringify(raw)}`);
+  }
+  return deliveries;
+}
+
+function progress(message: string): void {
+  process.stderr.write(`ingest: ${message}\n`);
+}
+
+async function main(): Promise<void> {
+  const database = await startBenchDatabase();
+  try {
+    console.log(await ingestBenchmark.run(database.url));
+  } finally {
+    await database.stop();
+  }
+}
+
+const entry = process.argv[1];
+if (entry && import.meta.url === pathToFileURL(realpathSync(entry)).href) {
+  main().catch((error: unknown) => {
+    console.error(error);
+    process.exitCode = 1;
+  });
+}
