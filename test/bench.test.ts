@@ -16,7 +16,7 @@ test('the claim benchmark runs end to end', { timeout: 120_000 }, async () => {
 
 test('the ingestion benchmark runs end to end', { timeout: 120_000 }, async () => {
   // A small run still checks that every delivery was answered 200 and committed with its todo.
-  const result = await runIngestBenchmark(inject('databaseUrl'), { deliveries: 40 });
+  const result = await runIngestBenchmark(inject('databaseUrl'), { deliveries: 20 });
   expect(result.rows.map((row) => row.key)).toEqual(['ingest', 'insert']);
   for (const row of result.rows) {
     expect(row.rounds).toHaveLength(3);
