@@ -7,6 +7,8 @@ export default defineConfig({
     // oclif's runCommand and the CLI tests read the real console.
     disableConsoleIntercept: true,
     testTimeout: 30_000,
+    // Waiting for something asynchronous (a wake, a child process) on a loaded 2-core machine.
+    expect: { poll: { timeout: 10_000, interval: 50 } },
     hookTimeout: 60_000,
     teardownTimeout: 30_000,
   },

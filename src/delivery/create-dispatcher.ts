@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type postgres from 'postgres';
-import { systemActor, type Principal, type Wake } from '../ledger/index.js';
+import { cancelSessionApprovals, systemActor, type Principal, type Wake } from '../ledger/index.js';
 import type { Logger } from '../logger.js';
 import { digestContent, oneLine, wakeContent, type Doorbell } from './doorbell.js';
 import { sendWebhook } from './send-webhook.js';
@@ -97,9 +97,11 @@ export async function createDispatcher({
     sql`insert into todo_events (todo_id, actor_kind, actor, via, action, data)
         values (${todoId}, 'system', ${DISPATCHER.name}, ${DISPATCHER.via}, ${action}, ${sql.json(data as never)})`;
 
+  /** A consumer left (or cannot be reached): it is no longer rung, and what it asked is moot. */
   const forget = async (consumer: LocalConsumer) => {
     local.delete(consumer.id);
     await sql`delete from consumer_sessions where id = ${consumer.id}`;
+    if (consumer.path === 'channel') await cancelSessionApprovals(sql, [consumer.id]);
   };
 
   /** Pushes to a local consumer; a consumer that cannot take it is gone. */
@@ -272,7 +274,15 @@ export async function createDispatcher({
 
   const heartbeat = async () => {
     await sql`update consumer_sessions set seen_at = now() where process_id = ${processId}`;
-    await sql`delete from consumer_sessions where seen_at < now() - make_interval(secs => ${(timing.sessionTtlMs * 2) / 1000})`;
+    // Sessions of processes that died: gone, with the approvals their channels were waiting on.
+    const dead = await sql<{ id: string; path: string }[]>`
+      delete from consumer_sessions
+      where seen_at < now() - make_interval(secs => ${(timing.sessionTtlMs * 2) / 1000})
+      returning id, path`;
+    await cancelSessionApprovals(
+      sql,
+      dead.filter((row) => row.path === 'channel').map((row) => row.id),
+    );
   };
 
   const unsubscribeWakes = hub.subscribe(onWake);

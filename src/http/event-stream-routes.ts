@@ -76,7 +76,7 @@ export function eventStreamRoutes(sql: postgres.Sql, dispatcher: Dispatcher): Ev
       await attached.detach();
       return;
     }
-    res.write('event: ready\ndata: {}\n\n');
+    res.write(`event: ready\ndata: ${JSON.stringify({ session_id: attached.id })}\n\n`);
   });
   return {
     routes,

@@ -12,6 +12,7 @@ import {
   getTodoWithHistory,
   heartbeatTodo,
   LEASE_DEFAULT_SECONDS,
+  LedgerError,
   LIST_LIMIT_MAX,
   listTodos,
   releaseQuarantinedTodo,
@@ -22,6 +23,7 @@ import {
   type Actor,
   type Todo,
 } from '../ledger/index.js';
+import { isOwnChannelSession } from '../delivery/is-own-channel-session.js';
 import { actorOf } from './authenticate.js';
 
 /** What other parts of the server do when a todo changes, inside the same transaction. */
@@ -77,6 +79,8 @@ const ApprovalBody = z.strictObject({
   about_todo_id: z.number().int().positive().nullish(),
   request_id: z.string().nullish(),
   ttl_seconds: z.number().int().optional(),
+  /** The asker's channel session (from its event stream's `ready`): the approval ends with it. */
+  channel_session: z.uuid().optional(),
 });
 
 /** An empty body (no JSON sent) reads as `{}`, so that optional-only bodies may be left out. */
@@ -183,11 +187,17 @@ export function todoRoutes(sql: postgres.Sql, hooks: TodoHooks = {}): Router {
   });
 
   router.post('/approvals', async (req, res) => {
-    const body = ApprovalBody.parse(bodyOf(req.body));
+    const { channel_session, ...body } = ApprovalBody.parse(bodyOf(req.body));
     const actor = actorOf(res);
-    res
-      .status(201)
-      .json({ todo: await requestApproval(sql, actor, { ...body, source: source(actor) }) });
+    if (channel_session && !(await isOwnChannelSession(sql, channel_session, actor.name))) {
+      throw new LedgerError('invalid', 'channel_session is not an open channel session of yours');
+    }
+    const todo = await requestApproval(sql, actor, {
+      ...body,
+      source: source(actor),
+      meta: channel_session ? { channel_session } : undefined,
+    });
+    res.status(201).json({ todo });
   });
 
   return router;

@@ -1,6 +1,7 @@
 // The ledger: todos, leases, approvals, principals and their trail. SQL lives here; nothing
 // here knows about HTTP, GitHub, MCP or the CLI.
 export * from './actor.js';
+export * from './cancel-session-approvals.js';
 export * from './cancel-todo.js';
 export * from './claim-todo.js';
 export * from './complete-todo.js';

@@ -147,7 +147,9 @@ export function createMcpEndpoint({
       return;
     }
     // A new session: the SDK accepts it only for an initialize request.
-    const actor = { ...actorOf(res), via: 'mcp' };
+    // Tool calls a channel proxies for Claude Code are recorded as coming from the channel.
+    const authenticated = actorOf(res);
+    const actor = { ...authenticated, via: authenticated.via === 'channel' ? 'channel' : 'mcp' };
     const server = new McpServer(
       { name: 'switchboard', version },
       { capabilities: { logging: {}, tools: {} }, instructions: INSTRUCTIONS },
