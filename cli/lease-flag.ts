@@ -1,4 +1,4 @@
-import { Flags } from '@oclif/core';
+import * as Flags from '@oclif/core/flags';
 
 /** --lease: how long a claim or heartbeat holds the todo. */
 export const leaseFlag = Flags.integer({

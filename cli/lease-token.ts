@@ -1,4 +1,4 @@
-import { Flags } from '@oclif/core';
+import * as Flags from '@oclif/core/flags';
 import type { ApiClient, Todo } from '../src/client/api-client.js';
 import { ApiError } from '../src/client/client-errors.js';
 import { createLeaseStore } from '../src/client/lease-store.js';

@@ -1,4 +1,8 @@
-import { flush, run, settings } from '@oclif/core';
+// @oclif/core's subpaths, never its index (here and in every command): the index also loads
+// semver, 47 files, to check the node version on every start.
+import { flush } from '@oclif/core/flush';
+import { run } from '@oclif/core/run';
+import { settings } from '@oclif/core/settings';
 import { reportError } from './report-error.js';
 
 /**

@@ -1,4 +1,4 @@
-import { Args } from '@oclif/core';
+import * as Args from '@oclif/core/args';
 
 /** The ID argument of the todo commands: 42 for #42. */
 export const todoIdArg = Args.integer({

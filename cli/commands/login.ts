@@ -1,4 +1,4 @@
-import { Flags } from '@oclif/core';
+import * as Flags from '@oclif/core/flags';
 import { defaultCredentialsFile } from '../../src/config/paths.js';
 import { createApiClient } from '../../src/client/api-client.js';
 import { CommandError, EXIT } from '../command-error.js';

@@ -1,4 +1,4 @@
-import { Flags } from '@oclif/core';
+import * as Flags from '@oclif/core/flags';
 import { CommandError, EXIT } from '../command-error.js';
 import { SwitchboardCommand } from '../switchboard-command.js';
 

@@ -1,4 +1,4 @@
-import { Flags } from '@oclif/core';
+import * as Flags from '@oclif/core/flags';
 import { createApiClient } from '../../src/client/api-client.js';
 import { openWakeStream } from '../../src/client/open-wake-stream.js';
 import { runWorker } from '../../src/client/run-worker.js';

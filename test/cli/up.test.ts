@@ -4,11 +4,14 @@ import { afterAll, beforeAll, expect, test } from 'vitest';
 import { createCliHome, parseJson, runCli, startCli, type CliHome } from './support/run-cli.js';
 
 let home: CliHome;
+let env: Record<string, string>;
 
 beforeAll(async () => {
   home = await createCliHome();
-  // As root, the embedded PostgreSQL runs as the `postgres` user, which must reach the data dir.
+  // As root, the embedded PostgreSQL runs as the `postgres` user, which must be able to enter
+  // the data directory's parent; else the cluster would live under /var/lib/switchboard.
   await chmod(home.dir, 0o755);
+  env = { ...home.env, SWITCHBOARD_DATA_DIR: join(home.dir, 'data') };
 });
 afterAll(() => home?.remove());
 
@@ -18,15 +21,15 @@ test(
   'migrate, then up on a fresh data directory; SIGTERM stops it cleanly',
   { timeout: 120_000 },
   async () => {
-    const migrated = await runCli(['migrate', '--json'], home.env);
+    const migrated = await runCli(['migrate', '--json'], env);
     expect(migrated.code).toBe(0);
     const { schema, applied } = parseJson(migrated);
     expect(schema).toBe('switchboard');
     expect(applied[0]).toBe('0001_create_principals');
-    const again = await runCli(['migrate'], home.env);
+    const again = await runCli(['migrate'], env);
     expect(again).toMatchObject({ code: 0, stdout: 'schema switchboard is up to date\n' });
 
-    const up = startCli(['up', '--port', '0'], home.env);
+    const up = startCli(['up', '--port', '0'], env);
     await up.waitFor(/listening on (http:\S+)/, 60_000);
     const url = /listening on (http:\S+)/.exec(up.stdout)![1]!;
 
@@ -37,19 +40,19 @@ test(
       token: expect.stringMatching(/^sbk_/),
     });
     // The CLI works on this machine with no further step.
-    const whoami = parseJson(await runCli(['whoami', '--json'], home.env));
+    const whoami = parseJson(await runCli(['whoami', '--json'], env));
     expect(whoami).toMatchObject({ url, principal: { kind: 'human', is_admin: true } });
 
     up.child.kill('SIGTERM');
     const result = await up.done;
     expect(result.code).toBe(0);
     expect(result.stderr).toMatch(/"msg":"stopped"/);
-    expect((await runCli(['whoami'], home.env)).code).toBe(4);
+    expect((await runCli(['whoami'], env)).code).toBe(4);
   },
 );
 
 test('up with a bad setting is a usage error', async () => {
-  const result = await runCli(['up'], { ...home.env, PORT: 'eighty' });
+  const result = await runCli(['up'], { ...env, PORT: 'eighty' });
   expect(result.code).toBe(2);
   expect(result.stderr).toMatch(/^PORT: /);
 });

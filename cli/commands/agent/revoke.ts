@@ -1,4 +1,4 @@
-import { Args } from '@oclif/core';
+import * as Args from '@oclif/core/args';
 import { SwitchboardCommand } from '../../switchboard-command.js';
 
 export default class AgentRevoke extends SwitchboardCommand {

@@ -1,4 +1,5 @@
-import { Args, Flags } from '@oclif/core';
+import * as Args from '@oclif/core/args';
+import * as Flags from '@oclif/core/flags';
 import type { ClaimedTodo } from '../../../src/client/api-client.js';
 import { claimNextWaiting } from '../../../src/client/claim-next-waiting.js';
 import { createLeaseStore } from '../../../src/client/lease-store.js';

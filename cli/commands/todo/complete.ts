@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { Flags } from '@oclif/core';
+import * as Flags from '@oclif/core/flags';
 import { CommandError, EXIT } from '../../command-error.js';
 import { formatTodoLine } from '../../format-todos.js';
 import { leaseTokenFlag, withLeaseToken } from '../../lease-token.js';

@@ -1,4 +1,4 @@
-import { Flags } from '@oclif/core';
+import * as Flags from '@oclif/core/flags';
 import { formatTodoLine } from '../../format-todos.js';
 import { SwitchboardCommand } from '../../switchboard-command.js';
 

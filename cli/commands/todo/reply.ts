@@ -1,4 +1,4 @@
-import { Flags } from '@oclif/core';
+import * as Flags from '@oclif/core/flags';
 import { SwitchboardCommand } from '../../switchboard-command.js';
 import { todoIdArg } from '../../todo-id-arg.js';
 

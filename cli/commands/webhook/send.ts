@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { Args, Flags } from '@oclif/core';
+import * as Args from '@oclif/core/args';
+import * as Flags from '@oclif/core/flags';
 import { sign } from '@octokit/webhooks-methods';
 import { sendRequest } from '../../../src/client/send-request.js';
 import { CommandError, EXIT } from '../../command-error.js';
