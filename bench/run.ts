@@ -1,11 +1,12 @@
 // Every benchmark, in sequence, on one database: `npm run bench`.
 import { claimBenchmark } from './claim.js';
+import { cliStartupBenchmark } from './cli-startup.js';
 import { ingestBenchmark } from './ingest.js';
 import type { Benchmark } from './support/benchmark.js';
 import { startBenchDatabase } from './support/bench-database.js';
 
 /** Add a benchmark here: a module exporting `{ name, run(url) }`. */
-const benchmarks: Benchmark[] = [claimBenchmark, ingestBenchmark];
+const benchmarks: Benchmark[] = [claimBenchmark, ingestBenchmark, cliStartupBenchmark];
 
 async function main(): Promise<void> {
   const database = await startBenchDatabase();

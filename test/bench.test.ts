@@ -1,5 +1,6 @@
 import { expect, inject, test } from 'vitest';
 import { formatClaimTable, runClaimBenchmark } from '../bench/claim.js';
+import { formatCliStartupTable, runCliStartupBenchmark } from '../bench/cli-startup.js';
 import { formatIngestTable, runIngestBenchmark } from '../bench/ingest.js';
 
 // The benchmarks are measured by `npm run bench`, not here; this only keeps them working (a
@@ -24,4 +25,13 @@ test('the ingestion benchmark runs end to end', { timeout: 120_000 }, async () =
   }
   expect(result.ratio).toBeGreaterThan(0);
   expect(formatIngestTable(result)).toContain('| signed deliveries over HTTP, committed |');
+});
+
+test('the CLI start-up benchmark runs end to end', { timeout: 120_000 }, async () => {
+  // One timed run (after the warm-up) of the built CLI against a real server; it checks that
+  // `todo list --json` exits 0 and lists the page of todos it was given.
+  const result = await runCliStartupBenchmark(inject('databaseUrl'), { runs: 1 });
+  expect(result.cliMs).toHaveLength(1);
+  expect(result.ratio).toBeGreaterThan(0);
+  expect(formatCliStartupTable(result)).toContain('| `switchboard todo list --json` (20 todos) |');
 });

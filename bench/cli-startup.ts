@@ -1,0 +1,198 @@
+// CLI start-up: the wall time of `switchboard todo list --json` against a running server, next to
+// `node -e 0` measured in the same run. Agents call the CLI in loops, so its start-up is their
+// latency; the target is under 3× a bare node start.
+//
+//   npm run bench:cli            (BENCH_CLI_RUNS=15, BENCH_DATABASE_URL=… optional)
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, realpathSync } from 'node:fs';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { silentLogger } from '../src/logger.js';
+import { startServer } from '../src/server/start-server.js';
+import type { Benchmark } from './support/benchmark.js';
+import { startBenchDatabase } from './support/bench-database.js';
+
+const ROOT = fileURLToPath(new URL('../', import.meta.url));
+const BIN = join(ROOT, 'bin', 'run.js');
+const DEFAULT_RUNS = 15;
+const WARMUP_RUNS = 2;
+const TODOS = 20;
+const TARGET_RATIO = 3;
+
+export interface CliStartupResult {
+  runs: number;
+  /** Milliseconds of each timed run, in the order they ran. */
+  nodeMs: number[];
+  cliMs: number[];
+  nodeMedian: number;
+  cliMedian: number;
+  ratio: number;
+}
+
+/**
+ * Starts a server in a schema of its own on `url` (its first start writes a credentials file
+ * with an admin token, which the CLI then reads), fills a page of todos, and times both commands
+ * alternately so that a busy moment of the machine weighs on both alike.
+ */
+export async function runCliStartupBenchmark(
+  url: string,
+  options: { runs?: number } = {},
+): Promise<CliStartupResult> {
+  if (!existsSync(join(ROOT, 'dist', 'cli', 'main.js'))) {
+    throw new Error("the CLI is not built: run 'npm run build' first (npm run bench:cli does)");
+  }
+  const runs = options.runs ?? runsFromEnv();
+  const dir = await mkdtemp(join(tmpdir(), 'switchboard-bench-cli-'));
+  const configHome = join(dir, 'config');
+  const credentialsFile = join(configHome, 'switchboard', 'credentials.json');
+  const schema = `bench_cli_${randomBytes(3).toString('hex')}`;
+  const server = await startServer({
+    config: {
+      host: '127.0.0.1',
+      port: 0,
+      databaseUrl: url,
+      dataDir: dir,
+      credentialsFile,
+      logLevel: 'silent',
+      webhookSecret: undefined,
+      github: undefined,
+    },
+    log: silentLogger,
+    schema,
+  });
+  try {
+    const env = cliEnv({ XDG_CONFIG_HOME: configHome, XDG_STATE_HOME: join(dir, 'state') });
+    const node = [process.execPath, '-e', '0'];
+    const cli = [process.execPath, BIN, 'todo', 'list', '--json'];
+    await fillQueue(server.url, credentialsFile);
+
+    const nodeMs: number[] = [];
+    const cliMs: number[] = [];
+    for (let run = -WARMUP_RUNS; run < runs; run++) {
+      const baseline = await timeCommand(node, env);
+      const measured = await timeCommand(cli, env, (stdout) => {
+        const { todos } = JSON.parse(stdout) as { todos: unknown[] };
+        if (todos.length !== TODOS)
+          throw new Error(`todo list --json listed ${todos.length} todos`);
+      });
+      if (run < 0) continue;
+      nodeMs.push(baseline);
+      cliMs.push(measured);
+    }
+    const nodeMedian = median(nodeMs);
+    const cliMedian = median(cliMs);
+    return { runs, nodeMs, cliMs, nodeMedian, cliMedian, ratio: cliMedian / nodeMedian };
+  } finally {
+    await server.sql`drop schema if exists ${server.sql(schema)} cascade`.catch(() => {});
+    await server.close();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** The printed result: a markdown table, ready to paste into the README. */
+export function formatCliStartupTable(result: CliStartupResult): string {
+  const verdict = `${result.ratio.toFixed(2)} (target < ${TARGET_RATIO}${result.ratio < TARGET_RATIO ? '' : ', missed'})`;
+  return [
+    `wall time of one process, start to exit (median of ${result.runs}, alternating runs)`,
+    '',
+    '| command | median ms | ratio to `node -e 0` |',
+    '| --- | ---: | --- |',
+    `| \`node -e 0\` | ${Math.round(result.nodeMedian)} | 1.00 |`,
+    `| \`switchboard todo list --json\` (${TODOS} todos) | ${Math.round(result.cliMedian)} | ${verdict} |`,
+  ].join('\n');
+}
+
+export const cliStartupBenchmark: Benchmark = {
+  name: 'cli-startup',
+  run: async (url) => formatCliStartupTable(await runCliStartupBenchmark(url)),
+};
+
+/** A page of todos for the CLI to list, created as the admin whose token the first start wrote. */
+async function fillQueue(url: string, credentialsFile: string): Promise<void> {
+  const { token } = JSON.parse(await readFile(credentialsFile, 'utf8')) as { token: string };
+  for (let i = 1; i <= TODOS; i++) {
+    const response = await fetch(`${url}/api/v1/todos`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ queue: 'bench', title: `bench todo ${i}` }),
+    });
+    if (response.status !== 201) throw new Error(`creating a todo answered ${response.status}`);
+  }
+}
+
+/** Runs a command to its end and returns its wall time; fails unless it exits 0. */
+function timeCommand(
+  [file, ...args]: string[],
+  env: NodeJS.ProcessEnv,
+  check?: (stdout: string) => void,
+): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const started = performance.now();
+    const child = spawn(file!, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    child.once('error', reject);
+    child.once('close', (code) => {
+      const ms = performance.now() - started;
+      if (code !== 0) return reject(new Error(`${args.join(' ')} exited ${code}: ${stderr}`));
+      try {
+        check?.(stdout);
+      } catch (error) {
+        return reject(error instanceof Error ? error : new Error(String(error)));
+      }
+      resolve(ms);
+    });
+  });
+}
+
+/** Our environment without anything that would point the CLI elsewhere or slow it down. */
+function cliEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+  const env = Object.fromEntries(
+    Object.entries(process.env).filter(
+      ([key]) =>
+        !key.startsWith('SWITCHBOARD_') &&
+        !key.startsWith('XDG_') &&
+        !['NODE_OPTIONS', 'DEBUG'].includes(key),
+    ),
+  );
+  return { ...env, ...extra };
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+}
+
+function runsFromEnv(): number {
+  const raw = process.env.BENCH_CLI_RUNS;
+  if (raw === undefined || raw === '') return DEFAULT_RUNS;
+  const runs = Number(raw);
+  if (!Number.isInteger(runs) || runs < 1) {
+    throw new Error(`BENCH_CLI_RUNS must be a whole number ≥ 1, not ${JSON.stringify(raw)}`);
+  }
+  return runs;
+}
+
+async function main(): Promise<void> {
+  const database = await startBenchDatabase();
+  try {
+    console.log(await cliStartupBenchmark.run(database.url));
+  } finally {
+    await database.stop();
+  }
+}
+
+const entry = process.argv[1];
+if (entry && import.meta.url === pathToFileURL(realpathSync(entry)).href) {
+  main().catch((error: unknown) => {
+    console.error(error);
+    process.exitCode = 1;
+  });
+}
