@@ -2,11 +2,19 @@
 import { claimBenchmark } from './claim.js';
 import { cliStartupBenchmark } from './cli-startup.js';
 import { ingestBenchmark } from './ingest.js';
+import { sessionMemoryBenchmark } from './session-memory.js';
 import type { Benchmark } from './support/benchmark.js';
 import { startBenchDatabase } from './support/bench-database.js';
+import { wakeLatencyBenchmark } from './wake-latency.js';
 
 /** Add a benchmark here: a module exporting `{ name, run(url) }`. */
-const benchmarks: Benchmark[] = [claimBenchmark, ingestBenchmark, cliStartupBenchmark];
+const benchmarks: Benchmark[] = [
+  claimBenchmark,
+  ingestBenchmark,
+  wakeLatencyBenchmark,
+  sessionMemoryBenchmark,
+  cliStartupBenchmark,
+];
 
 async function main(): Promise<void> {
   const database = await startBenchDatabase();

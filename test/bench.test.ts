@@ -2,6 +2,8 @@ import { expect, inject, test } from 'vitest';
 import { formatClaimTable, runClaimBenchmark } from '../bench/claim.js';
 import { formatCliStartupTable, runCliStartupBenchmark } from '../bench/cli-startup.js';
 import { formatIngestTable, runIngestBenchmark } from '../bench/ingest.js';
+import { formatSessionMemoryTable, runSessionMemoryBenchmark } from '../bench/session-memory.js';
+import { formatWakeLatencyTable, runWakeLatencyBenchmark } from '../bench/wake-latency.js';
 
 // The benchmarks are measured by `npm run bench`, not here; this only keeps them working (a
 // small run still checks that every todo was claimed and completed exactly once).
@@ -25,6 +27,33 @@ test('the ingestion benchmark runs end to end', { timeout: 120_000 }, async () =
   }
   expect(result.ratio).toBeGreaterThan(0);
   expect(formatIngestTable(result)).toContain('| signed deliveries over HTTP, committed |');
+});
+
+test('the wake latency benchmark runs end to end', { timeout: 120_000 }, async () => {
+  // A small run still checks that every wake reached its MCP client and its event stream.
+  const result = await runWakeLatencyBenchmark(inject('databaseUrl'), { events: 5 });
+  expect(result.rows.map((row) => row.key)).toEqual(['graphile', 'mcp', 'sse']);
+  for (const row of result.rows) {
+    expect(row.latency.p50).toBeGreaterThan(0);
+    expect(row.latency.p99).toBeGreaterThanOrEqual(row.latency.p50);
+  }
+  expect(result.takeRing.p50).toBeGreaterThan(0);
+  expect(formatWakeLatencyTable(result)).toContain('MCP `notifications/message`');
+});
+
+test('the session memory benchmark runs end to end', { timeout: 180_000 }, async () => {
+  // A small run still checks that every consumer attached and that the server process exited
+  // by itself on SIGTERM.
+  const result = await runSessionMemoryBenchmark(inject('databaseUrl'), {
+    sessions: 10,
+    settleMs: 100,
+  });
+  expect(result.rows.map((row) => row.kind)).toEqual(['sse', 'mcp']);
+  for (const row of result.rows) {
+    expect(row.idle.rss).toBeGreaterThan(0);
+    expect(row.attached.rss).toBeGreaterThan(0);
+  }
+  expect(formatSessionMemoryTable(result)).toContain('MCP sessions');
 });
 
 test('the CLI start-up benchmark runs end to end', { timeout: 120_000 }, async () => {

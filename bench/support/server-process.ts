@@ -1,0 +1,66 @@
+// A switchboard server alone in its own process, for benchmarks that measure the process itself
+// (bench/session-memory.ts): the benchmark's clients live in another process and do not count.
+//
+// Started as `node --expose-gc --import tsx bench/support/server-process.ts` (node itself, so the
+// child's pid is the server's) with BENCH_SERVER_DATABASE_URL, BENCH_SERVER_SCHEMA and
+// BENCH_SERVER_DIR. It speaks in JSON lines on stdout: `{"url", "adminToken", "pid"}` once
+// listening; `{"memory": …}` after each `gc` line on stdin (a full collection first). SIGTERM
+// closes the server, and the process then exits by itself: anything still holding it open is a
+// leak the benchmark reports.
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { silentLogger } from '../../src/logger.js';
+import { startServer } from '../../src/server/start-server.js';
+
+function required(name: string): string {
+  const value = process.env[name];
+  if (!value) throw new Error(`${name} is not set`);
+  return value;
+}
+
+const reply = (message: unknown) => process.stdout.write(`${JSON.stringify(message)}\n`);
+
+async function main(): Promise<void> {
+  const dir = required('BENCH_SERVER_DIR');
+  const credentialsFile = join(dir, 'credentials.json');
+  const server = await startServer({
+    config: {
+      host: '127.0.0.1',
+      port: 0,
+      databaseUrl: required('BENCH_SERVER_DATABASE_URL'),
+      dataDir: dir,
+      credentialsFile,
+      logLevel: 'silent',
+      webhookSecret: undefined,
+      github: undefined,
+    },
+    log: silentLogger,
+    schema: required('BENCH_SERVER_SCHEMA'),
+  });
+  const { token } = JSON.parse(await readFile(credentialsFile, 'utf8')) as { token: string };
+
+  const commands = createInterface({ input: process.stdin });
+  commands.on('line', (line) => {
+    if (line.trim() !== 'gc') return;
+    const gc = (globalThis as { gc?: () => void }).gc;
+    if (!gc) throw new Error('run with --expose-gc');
+    gc();
+    gc();
+    reply({ memory: process.memoryUsage() });
+  });
+  process.once('SIGTERM', () => {
+    commands.close();
+    process.stdin.destroy();
+    server.close().catch((error: unknown) => {
+      console.error(error);
+      process.exitCode = 1;
+    });
+  });
+  reply({ url: server.url, adminToken: token, pid: process.pid });
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
