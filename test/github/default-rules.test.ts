@@ -1,7 +1,7 @@
 import nock from 'nock';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startTestServer, type TestServer } from '../support/test-server.js';
-import { deliver } from './deliver.js';
+import { deliver, readFixture } from './deliver.js';
 import { isolateFromGitHub } from './github-app.js';
 
 // No App credentials: every rule runs on its defaults and nothing may ever call GitHub.
@@ -153,6 +153,18 @@ test.each([
   expect(sent.status).toBe(200);
   expect(await deliveryRow(sent.id)).toMatchObject({ disposition: 'no_rule', todo_id: null });
   expect(await server.sql`select count(*)::int as n from todos`).toEqual(before);
+});
+
+test('a rule’s event without the fields the rule reads is recorded as unreadable', async () => {
+  const payload = JSON.parse(await readFixture('issues.labeled.switchboard'));
+  delete payload.issue.title;
+  const sent = await deliver(server.url, 'issues.labeled', { body: JSON.stringify(payload) });
+  expect(sent.status).toBe(200);
+  expect(await deliveryRow(sent.id)).toMatchObject({
+    disposition: 'unreadable',
+    todo_id: null,
+    note: 'github.issues.labeled: payload field issue.title is not as GitHub documents it',
+  });
 });
 
 test('a bot sender makes nothing: bot_sender', async () => {

@@ -93,6 +93,21 @@ describe('redelivery', () => {
     expect(recorded).toBe(1);
   });
 
+  test('a replay the delivery record no longer catches still makes no second todo', async () => {
+    const first = await deliver(server.url, 'issues.labeled.switchboard');
+    // As if the delivery rows had been pruned: only the todo's idempotency key is left.
+    await server.sql`delete from github_deliveries where delivery_id = ${first.id}`;
+    const replay = await deliver(server.url, 'issues.labeled.switchboard', { id: first.id });
+    expect(replay.status).toBe(200);
+    expect(await stored(first.id)).toEqual({ deliveries: 1, todos: 1 });
+    const [row] = await server.sql`
+      select disposition, note from github_deliveries where delivery_id = ${first.id}`;
+    expect(row).toMatchObject({
+      disposition: 'created',
+      note: expect.stringMatching(/^todo #\d+ already existed for this delivery/),
+    });
+  });
+
   test('a redelivery of a delivery that made nothing is a duplicate too', async () => {
     const first = await deliver(server.url, 'ping');
     await deliver(server.url, 'ping', { id: first.id });
