@@ -1,6 +1,9 @@
 // @oclif/core's subpaths, never its index (here and in every command): the index also loads
 // semver, 47 files, to check the node version on every start.
+import { readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
 import { flush } from '@oclif/core/flush';
+import type { Options } from '@oclif/core/interfaces';
 import { run } from '@oclif/core/run';
 import { settings } from '@oclif/core/settings';
 import { reportError } from './report-error.js';
@@ -8,16 +11,15 @@ import { reportError } from './report-error.js';
 /**
  * Runs the command named on the command line and exits with the documented code. Errors are
  * reported here rather than by oclif's handler, which prints stacks and knows no exit codes but
- * its own.
+ * its own. `bin` is the URL of the bin script that was run.
  */
-export async function main(root: string, { development = false } = {}): Promise<never> {
+export async function main(bin: string, { development = false } = {}): Promise<never> {
   // oclif loads commands from their TypeScript sources when NODE_ENV is development or test,
   // whatever bin was run; only bin/dev.js should, and the built CLI never (it costs seconds).
   settings.enableAutoTranspile = development;
-  if (development) settings.debug = true;
   let code = 0;
   try {
-    await run(process.argv.slice(2), root);
+    await run(process.argv.slice(2), development ? await fromSources(bin) : bin);
     await flush();
   } catch (error) {
     code = reportError(error);
@@ -25,4 +27,20 @@ export async function main(root: string, { development = false } = {}): Promise<
   // Exit now rather than when the event loop drains: a command is done when run() returns, and a
   // keep-alive socket or a child's handle must not keep a script waiting.
   process.exit(code);
+}
+
+/**
+ * bin/dev.js: the commands in cli/commands, run by tsx. oclif.manifest.json names the compiled
+ * files; oclif ignores a manifest whose version differs from the package's, so the package is
+ * presented as version `dev` (bin/dev.js runs with --no-warnings, which hides the mismatch notice).
+ */
+async function fromSources(bin: string): Promise<Options> {
+  const root = fileURLToPath(new URL('..', bin));
+  const pjson = JSON.parse(await readFile(`${root}package.json`, 'utf8')) as Options['pjson'] & {
+    oclif: object;
+  };
+  return {
+    root,
+    pjson: { ...pjson, version: 'dev', oclif: { ...pjson.oclif, commands: './cli/commands' } },
+  };
 }
