@@ -41,6 +41,8 @@ export interface MemoryReading {
   heapUsed: number;
   /** Memory outside the V8 heap that V8 knows of (buffers and the like). */
   external: number;
+  /** CPU time (user + system) the server had used, in ms. */
+  cpuMs: number;
 }
 
 export interface SessionMemoryRow {
@@ -55,7 +57,9 @@ export interface SessionMemoryRow {
   perSessionHeap: number;
   /** Attached RSS ÷ idle RSS. */
   ratio: number;
-  /** How long the server took to exit after SIGTERM, with the consumers closed first. */
+  /** The server's CPU time per consumer attached (attaching, then settling), in ms. */
+  cpuPerAttachMs: number;
+  /** How long the server took to exit after SIGTERM, its consumers gone. */
   exitMs: number;
 }
 
@@ -123,6 +127,7 @@ async function measure(
     const attached = await settleAndRead(server, settleMs);
 
     await closeConsumers();
+    await waitForSessions(sql, 0);
     stopped = true;
     const { ms: exitMs } = await server.stop();
     return {
@@ -134,6 +139,7 @@ async function measure(
       perSession: (attached.rss - idle.rss) / sessions,
       perSessionHeap: (attached.heapUsed - idle.heapUsed) / sessions,
       ratio: attached.rss / idle.rss,
+      cpuPerAttachMs: (attached.cpuMs - idle.cpuMs) / sessions,
       exitMs,
     };
   } finally {
@@ -152,11 +158,11 @@ export function formatSessionMemoryTable(result: SessionMemoryResult): string {
     `${result.sessions} consumers attached to one server process (its own process, fresh for each row), ` +
       `as ${AGENTS} agents; read after ${result.settleMs / 1000} s of quiet and a full GC`,
     '',
-    '| consumers | idle RSS MiB | attached RSS MiB | ratio | per consumer KiB | of which V8 heap KiB |',
-    '| --- | ---: | ---: | ---: | ---: | ---: |',
+    '| consumers | idle RSS MiB | attached RSS MiB | ratio | per consumer KiB | of which V8 heap KiB | server CPU per attach ms |',
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: |',
     ...result.rows.map(
       (row) =>
-        `| ${row.sessions} ${row.label} | ${mib(row.idle.rss)} | ${mib(row.attached.rss)} | ${row.ratio.toFixed(2)} | ${kib(row.perSession)} | ${kib(row.perSessionHeap)} |`,
+        `| ${row.sessions} ${row.label} | ${mib(row.idle.rss)} | ${mib(row.attached.rss)} | ${row.ratio.toFixed(2)} | ${kib(row.perSession)} | ${kib(row.perSessionHeap)} | ${row.cpuPerAttachMs.toFixed(1)} |`,
     ),
     '',
     `idle V8 heap: ${result.rows.map((row) => `${row.kind} ${mib(row.idle.heapUsed)} MiB`).join(', ')}; ` +
@@ -198,8 +204,13 @@ async function openAll(
 
 async function settleAndRead(server: ServerProcess, settleMs: number): Promise<MemoryReading> {
   await sleep(settleMs);
-  const { heapUsed, external } = await server.gc();
-  return { rss: await server.rss(), heapUsed, external };
+  const { memory, cpu } = await server.gc();
+  return {
+    rss: await server.rss(),
+    heapUsed: memory.heapUsed,
+    external: memory.external,
+    cpuMs: (cpu.user + cpu.system) / 1000,
+  };
 }
 
 /** Waits until exactly `count` consumers are registered in the server's schema. */

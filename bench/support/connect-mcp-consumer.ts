@@ -26,5 +26,13 @@ export async function connectMcpConsumer(
     onMessage(notification.params.data);
   });
   await client.connect(transport);
-  return { client, close: () => client.close() };
+  return {
+    client,
+    // A well-behaved client ends its session (DELETE): one that only disconnects leaves it on
+    // the server, resumable, until it has been idle for 30 minutes.
+    close: async () => {
+      await transport.terminateSession().catch(() => {});
+      await client.close();
+    },
+  };
 }

@@ -4,7 +4,8 @@
 // Started as `node --expose-gc --import tsx bench/support/server-process.ts` (node itself, so the
 // child's pid is the server's) with BENCH_SERVER_DATABASE_URL, BENCH_SERVER_SCHEMA and
 // BENCH_SERVER_DIR. It speaks in JSON lines on stdout: `{"url", "adminToken", "pid"}` once
-// listening; `{"memory": …}` after each `gc` line on stdin (a full collection first). SIGTERM
+// listening; `{"memory": …, "cpu": …}` after each `gc` line on stdin (CPU time used so far, then
+// the heap after a full collection). SIGTERM
 // closes the server, and the process then exits by itself: anything still holding it open is a
 // leak the benchmark reports.
 import { readFile } from 'node:fs/promises';
@@ -45,9 +46,10 @@ async function main(): Promise<void> {
     if (line.trim() !== 'gc') return;
     const gc = (globalThis as { gc?: () => void }).gc;
     if (!gc) throw new Error('run with --expose-gc');
+    const cpu = process.cpuUsage();
     gc();
     gc();
-    reply({ memory: process.memoryUsage() });
+    reply({ memory: process.memoryUsage(), cpu });
   });
   process.once('SIGTERM', () => {
     commands.close();

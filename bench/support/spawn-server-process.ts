@@ -16,8 +16,8 @@ export interface ServerProcess {
   url: string;
   adminToken: string;
   pid: number;
-  /** Has the server run a full collection, then reports its heap (process.memoryUsage()). */
-  gc(): Promise<NodeJS.MemoryUsage>;
+  /** The CPU time the server has used so far; then it runs a full collection and reports its heap. */
+  gc(): Promise<{ memory: NodeJS.MemoryUsage; cpu: NodeJS.CpuUsage }>;
   /** The server's resident set, as the kernel counts it (VmRSS), in bytes. */
   rss(): Promise<number>;
   /** SIGTERM, then waits for it to exit by itself; rejects (after a SIGKILL) if it does not. */
@@ -73,7 +73,7 @@ export async function spawnServerProcess(
     ...started,
     async gc() {
       child.stdin.write('gc\n');
-      return (await nextMessage<{ memory: NodeJS.MemoryUsage }>('memory figures', 30_000)).memory;
+      return nextMessage<{ memory: NodeJS.MemoryUsage; cpu: NodeJS.CpuUsage }>('figures', 30_000);
     },
     async rss() {
       const status = await readFile(`/proc/${started.pid}/status`, 'utf8');
