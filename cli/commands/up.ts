@@ -66,7 +66,13 @@ SIGINT or SIGTERM stops it gracefully: no new requests, those in flight finish, 
     this.log(`switchboard is listening on ${server.url} — Ctrl-C stops it`);
     const signal = await stopped;
     log.info({ signal }, 'stopping: finishing the requests in flight');
-    await server.close();
-    log.info({}, 'stopped');
+    try {
+      await server.close();
+      log.info({}, 'stopped');
+    } catch (error) {
+      // Ctrl-C in a terminal signals the whole process group, so the embedded PostgreSQL (our
+      // child) gets SIGINT too and shuts down by itself while we close: we are stopping anyway.
+      log.warn({ err: error }, 'stopped; the database had gone away while closing');
+    }
   }
 }

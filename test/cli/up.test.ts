@@ -51,6 +51,20 @@ test(
   },
 );
 
+test(
+  'Ctrl-C in a terminal (SIGINT to the whole process group, PostgreSQL included) stops it with 0',
+  { timeout: 60_000 },
+  async () => {
+    // Runs after the first test: the data directory is initialised by then.
+    const up = startCli(['up', '--port', '0'], env, { detached: true });
+    await up.waitFor(/listening on http:/, 60_000);
+    process.kill(-up.child.pid!, 'SIGINT');
+    const result = await up.done;
+    expect(result.code).toBe(0);
+    expect(result.stderr).toMatch(/"msg":"stopped/);
+  },
+);
+
 test('up with a bad setting is a usage error', async () => {
   const result = await runCli(['up'], { ...env, PORT: 'eighty' });
   expect(result.code).toBe(2);

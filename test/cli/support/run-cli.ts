@@ -65,9 +65,14 @@ export interface RunningCli {
 export function startCli(
   args: string[],
   env: Record<string, string | undefined> = {},
-  { input }: { input?: string } = {},
+  { input, detached = false }: { input?: string; detached?: boolean } = {},
 ): RunningCli {
-  const child = spawn(process.execPath, [BIN, ...args], { env: childEnv(env), cwd: ROOT });
+  // detached: a process group of its own, as a terminal gives a command (Ctrl-C signals it all).
+  const child = spawn(process.execPath, [BIN, ...args], {
+    env: childEnv(env),
+    cwd: ROOT,
+    detached,
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
