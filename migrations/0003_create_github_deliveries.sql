@@ -6,7 +6,9 @@ create type github_delivery_disposition as enum (
   'no_rule',      -- no routing rule matched
   'bot_sender',   -- a rule matched, but the sender is a bot that is not allowlisted
   'unreadable',   -- a rule's event, but without the fields the rule reads
-  'duplicate'     -- a redelivery of a delivery already recorded: nothing new was made
+  'duplicate',    -- a redelivery of a delivery already recorded: nothing new was made
+  'verdict',      -- an `/approve N` or `/deny N` comment decided an approval
+  'verdict_refused' -- such a comment, refused (wrong person, wrong place, already decided)
 );
 
 create table github_deliveries (

@@ -124,11 +124,29 @@ export async function runChannel(options: ChannelOptions): Promise<void> {
     }
   });
 
+  // The todos this session holds, newest claim last: a permission prompt is about the work at hand.
+  const held = new Set<number>();
+  const noteHeld = (name: string, args: Record<string, unknown>, result: CallToolResult) => {
+    if (result.isError) return;
+    const claimed = (result.structuredContent as { todo?: { id?: unknown } | null } | undefined)
+      ?.todo?.id;
+    if ((name === 'claim_todo' || name === 'claim_next') && typeof claimed === 'number') {
+      held.delete(claimed);
+      held.add(claimed);
+    }
+    if (['complete_todo', 'fail_todo', 'release_todo'].includes(name))
+      held.delete(args.todo_id as number);
+  };
+
   server.setRequestHandler(CallToolRequestSchema, async (request): Promise<CallToolResult> => {
     const { name, arguments: args = {} } = request.params;
     try {
       if (name === 'request_approval') return await askQuestion(args);
-      return (await (await connectRemote()).callTool({ name, arguments: args })) as CallToolResult;
+      const result = (await (
+        await connectRemote()
+      ).callTool({ name, arguments: args })) as CallToolResult;
+      noteHeld(name, args, result);
+      return result;
     } catch (error) {
       log(`tool ${name} failed: ${String(error)}`);
       return unreachable();
@@ -183,6 +201,7 @@ export async function runChannel(options: ChannelOptions): Promise<void> {
         question: `Claude Code wants to use ${params.tool_name}: ${params.description}`,
         body: params.input_preview.slice(0, INPUT_PREVIEW_MAX),
         request_id: params.request_id,
+        about_todo_id: [...held].at(-1),
         ttl_seconds: options.approvalTtlSeconds,
         channel_session: channelSession,
       });

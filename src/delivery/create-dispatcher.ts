@@ -334,7 +334,10 @@ export async function createDispatcher({
       from todos t
       where (
           t.state = 'pending' and t.available_at <= now() and t.kind <> 'approval'
-          and (${principal.kind === 'human'} or t.queue = any(${principal.queues ?? []}::text[]))
+          -- the same rule as ringing (take-ring.ts): an agent's queues, a human's own work, or
+          -- the queues a consumer asked for
+          and (t.queue = any(${principal.queues ?? []}::text[]) or t.assignee = ${principal.name}
+               or ${principal.kind === 'human' && consumer.queues != null})
           and (t.assignee is null or t.assignee = ${principal.name})
           and (${consumer.queues ?? null}::text[] is null or t.queue = any(${consumer.queues ?? null}::text[]))
         ) or (t.kind = 'approval' and t.state = 'pending' and t.assignee = ${principal.name})

@@ -45,8 +45,9 @@ export interface RingRequest {
 /**
  * Takes the next ring of a claimable todo and picks whom it goes to, in one transaction: of all
  * processes that hear a wake, the one whose upsert matches rings; the others get null. The target
- * is the live session least recently rung among those whose principal may claim the todo,
- * preferring one other than the last rung; with none, the least recently rung webhook.
+ * is the live session least recently rung among those meant to work the todo (an agent of its
+ * queue, or its assignee), preferring one other than the last rung; with none, the least
+ * recently rung webhook.
  */
 export async function takeRing(sql: postgres.Sql, request: RingRequest): Promise<Ring | null> {
   const { todoId, reason, schedule, sessionTtlMs } = request;
@@ -85,7 +86,9 @@ export async function takeRing(sql: postgres.Sql, request: RingRequest): Promise
         select s.id, s.process_id, s.path, s.principal from consumer_sessions s
         join principals p on p.name = s.principal and p.revoked_at is null
         where s.seen_at > now() - make_interval(secs => ${sessionTtlMs / 1000})
-          and (p.kind = 'human' or ${todo.queue} = any(p.queues))
+          -- an agent is rung for its queues; a human only for work assigned to them, or on a
+          -- stream that asked for a queue (an idle human session must not take agents' rings)
+          and (${todo.queue} = any(p.queues) or p.name = ${assignee} or (p.kind = 'human' and s.queues is not null))
           and (${assignee}::text is null or p.name = ${assignee})
           and (s.queues is null or ${todo.queue} = any(s.queues))
         order by s.id is not distinct from ${last_session}::uuid, s.last_rung_at nulls first, s.connected_at
@@ -103,7 +106,7 @@ export async function takeRing(sql: postgres.Sql, request: RingRequest): Promise
       with chosen as (
         select w.principal, w.url, w.secret from consumer_webhooks w
         join principals p on p.name = w.principal and p.revoked_at is null
-        where (p.kind = 'human' or ${todo.queue} = any(p.queues))
+        where (${todo.queue} = any(p.queues) or p.name = ${assignee})
           and (${assignee}::text is null or p.name = ${assignee})
         order by w.last_rung_at nulls first
         limit 1

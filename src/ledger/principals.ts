@@ -11,6 +11,17 @@ export async function findPrincipal(db: Db, name: string): Promise<Principal | u
   return principal;
 }
 
+/** The (not revoked) human with this GitHub login; logins compare case-insensitively. */
+export async function findHumanByGithubLogin(
+  db: Db,
+  login: string,
+): Promise<Principal | undefined> {
+  const [human] = await db<Principal[]>`
+    select * from principals
+    where lower(github_login) = lower(${login}) and kind = 'human' and revoked_at is null`;
+  return human;
+}
+
 export interface NewHuman {
   name: string;
   github_login?: string | null | undefined;

@@ -11,6 +11,7 @@ import { deliveriesRoutes } from './deliveries-routes.js';
 import { ingestDelivery } from './ingest-delivery.js';
 import { loadRepositoryConfig } from './load-repository-config.js';
 import { probotLogger } from './probot-logger.js';
+import { queueReplyComment } from './queue-reply-comment.js';
 import { queueSummaryComment } from './queue-summary-comment.js';
 
 export interface GitHubTuning {
@@ -142,7 +143,7 @@ export async function createGitHubProvider(
 
   return {
     webhooks,
-    hooks: app ? { afterComplete: queueSummaryComment } : {},
+    hooks: app ? { afterComplete: queueSummaryComment, afterReply: queueReplyComment } : {},
     routes,
     start: () => sender?.start(),
     stop: async () => sender?.stop(),

@@ -2,6 +2,7 @@ import { evaluateTrust, type Origin } from './evaluate-trust.js';
 import type { GitHubTodoMeta } from './github-todo-meta.js';
 import type { LoadedConfig } from './load-repository-config.js';
 import type { DeliveryFacts } from './read-delivery-facts.js';
+import { readVerdictCommand } from './read-verdict-command.js';
 import type { DeliveryDecision } from './record-delivery.js';
 import { routeEvent } from './route-event.js';
 
@@ -16,6 +17,9 @@ export function decideDelivery(
   writeBack: boolean,
 ): DeliveryDecision {
   const notes = warning ? [warning] : [];
+  // A human answering an approval in the conversation its work came from: a verdict, not work.
+  const verdict = readVerdictCommand(facts.event, payload);
+  if (verdict) return { facts, disposition: 'verdict', notes, verdict };
   const route = routeEvent(facts, payload, config);
   if (route.outcome === 'no_rule') return { facts, disposition: 'no_rule', notes };
   if (route.outcome === 'unreadable') {

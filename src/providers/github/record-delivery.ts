@@ -6,17 +6,28 @@ import {
   systemActor,
   type NewTodo,
 } from '../../ledger/index.js';
+import { decideByComment } from './decide-by-comment.js';
 import { enqueueWriteBack, type WriteBack } from './enqueue-write-back.js';
 import type { DeliveryFacts } from './read-delivery-facts.js';
+import type { VerdictCommand } from './read-verdict-command.js';
 import { TimeoutError } from './with-timeout.js';
 
 export type Disposition =
-  'created' | 'quarantined' | 'no_rule' | 'bot_sender' | 'unreadable' | 'duplicate';
+  | 'created'
+  | 'quarantined'
+  | 'no_rule'
+  | 'bot_sender'
+  | 'unreadable'
+  | 'duplicate'
+  | 'verdict'
+  | 'verdict_refused';
 
 export interface DeliveryDecision {
   facts: DeliveryFacts;
-  disposition: Exclude<Disposition, 'duplicate'>;
+  disposition: Exclude<Disposition, 'duplicate' | 'verdict_refused'>;
   notes: string[];
+  /** verdict only: the `/approve N` or `/deny N` comment to carry out. */
+  verdict?: VerdictCommand;
   /** created and quarantined only: the todo, and the write-backs to queue once it has an id. */
   todo?: {
     input: NewTodo;
@@ -77,6 +88,14 @@ export async function recordDelivery(
       await tx`insert into github_deliveries ${tx({ ...row, disposition: 'duplicate', note: null })}`;
       assertInTime();
       return { disposition: 'duplicate', todoId: null, queuedWriteBacks: false, note: null };
+    }
+    if (decision.verdict) {
+      const outcome = await decideByComment(tx, facts, decision.verdict);
+      notes.push(outcome.note);
+      const disposition = outcome.decided ? 'verdict' : 'verdict_refused';
+      await tx`update github_deliveries set disposition = ${disposition}, note = ${note()} where id = ${claimed.id}`;
+      assertInTime();
+      return { disposition, todoId: null, queuedWriteBacks: false, note: note() };
     }
     if (!decision.todo) {
       assertInTime();

@@ -1,0 +1,60 @@
+import type postgres from 'postgres';
+import {
+  actorFor,
+  decideApproval,
+  displayId,
+  findHumanByGithubLogin,
+  LedgerError,
+} from '../../ledger/index.js';
+import { githubMetaOf } from './github-todo-meta.js';
+import type { DeliveryFacts } from './read-delivery-facts.js';
+import type { VerdictCommand } from './read-verdict-command.js';
+
+/**
+ * Records a verdict given in a GitHub comment, in the delivery's transaction. Only the switchboard
+ * human whose GitHub login wrote the (signature-verified) comment can decide, only an approval
+ * they may decide, and only on the issue or pull request the approval's work came from. Returns
+ * what happened, for the delivery's record.
+ */
+export async function decideByComment(
+  tx: postgres.TransactionSql,
+  facts: DeliveryFacts,
+  command: VerdictCommand,
+): Promise<{ decided: boolean; note: string }> {
+  const ref = `approval ${displayId(command.approvalId)}`;
+  const login = facts.sender?.login;
+  const human = login ? await findHumanByGithubLogin(tx, login) : undefined;
+  if (!human)
+    return {
+      decided: false,
+      note: `no switchboard human has the GitHub login ${login ?? '(none)'}`,
+    };
+
+  const [about] = await tx<{ source: string; meta: Record<string, unknown> }[]>`
+    select t.source, t.meta from todos a join todos t on t.id = a.about_todo_id
+    where a.id = ${command.approvalId} and a.kind = 'approval'`;
+  const github = about ? githubMetaOf({ source: about.source, meta: about.meta } as never) : null;
+  if (
+    !github ||
+    `${github.owner}/${github.repo}`.toLowerCase() !== facts.repository?.fullName.toLowerCase() ||
+    github.issue_number !== command.issueNumber
+  ) {
+    return { decided: false, note: `${ref} is not about work from this issue or pull request` };
+  }
+  try {
+    await decideApproval(
+      tx,
+      actorFor(human, 'github'),
+      command.approvalId,
+      command.verdict,
+      command.note,
+    );
+    return {
+      decided: true,
+      note: `${ref} ${command.verdict === 'allow' ? 'approved' : 'denied'} by ${human.name}`,
+    };
+  } catch (error) {
+    if (error instanceof LedgerError) return { decided: false, note: error.message };
+    throw error;
+  }
+}
