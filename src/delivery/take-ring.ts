@@ -100,7 +100,13 @@ export async function takeRing(sql: postgres.Sql, request: RingRequest): Promise
         update todo_rings set last_session = chosen.id from chosen where todo_id = ${todo.id}
       )
       select 'session' as kind, id as session_id, process_id, path, principal from chosen`;
-    if (session) return { todo, rings, target: session };
+    // The ring row and last_rung_at only steer who is rung next; if a crash loses them, the todo
+    // is simply rung again (catch-up, re-ring). So this commit need not wait for the disk, and
+    // the push it leads to does not wait behind a second flush.
+    if (session) {
+      await tx`set local synchronous_commit = off`;
+      return { todo, rings, target: session };
+    }
 
     const [webhook] = await tx<(RingTarget & { kind: 'webhook' })[]>`
       with chosen as (
@@ -115,7 +121,10 @@ export async function takeRing(sql: postgres.Sql, request: RingRequest): Promise
         update consumer_webhooks w set last_rung_at = now() from chosen where w.principal = chosen.principal
       )
       select 'webhook' as kind, principal, url, secret from chosen`;
-    if (webhook) return { todo, rings, target: webhook };
+    if (webhook) {
+      await tx`set local synchronous_commit = off`;
+      return { todo, rings, target: webhook };
+    }
     // Nobody to ring: the todo waits, is offered in the digest of the next consumer to attach, and
     // is rung again on schedule. Recorded once per wake, not on every re-ring.
     if (rings === 1) {

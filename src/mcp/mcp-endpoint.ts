@@ -12,7 +12,11 @@ import type { Logger } from '../logger.js';
 import { registerTodoTools } from './todo-tools.js';
 
 export const MCP_PATH = '/mcp';
-const IDLE_MS = 30 * 60_000;
+/**
+ * A session with no request and no open stream for this long is closed. Clients that go away
+ * without ending their session (the SDK's close() sends no DELETE) would otherwise hold memory.
+ */
+const IDLE_MS = 5 * 60_000;
 
 /** One MCP client session: who it is, and whether its notification stream is open. */
 export interface McpSession {
@@ -45,7 +49,7 @@ export interface McpEndpointOptions {
 /**
  * MCP over Streamable HTTP at /mcp. Every request carries a bearer token; a session belongs to
  * the principal that opened it, and another principal's request for it is answered like an
- * unknown session. Sessions idle for 30 minutes with no open stream are closed.
+ * unknown session. Sessions idle for 5 minutes with no open stream are closed.
  */
 export function createMcpEndpoint({
   sql,

@@ -54,6 +54,66 @@ const text = (what: string, max = 65_536) =>
     .string({ error: `${what} must be text` })
     .max(max, { error: `${what} is too long (at most ${max} characters)` });
 
+/**
+ * Tool inputs, built once for every session (a session only binds its principal to them).
+ * Every argument's error message says what to send instead: it is what the model reads.
+ */
+const INPUT = {
+  list_todos: z.object({
+    queue: queue.optional(),
+    state: z
+      .enum([...TODO_STATES, 'open', 'all'], {
+        error: `state must be one of ${[...TODO_STATES, 'open', 'all'].join(', ')}`,
+      })
+      .optional(),
+    mine: z
+      .boolean({ error: 'mine must be true or false' })
+      .optional()
+      .describe('Only todos assigned to you or claimed by you.'),
+    limit: z.number({ error: 'limit must be a number' }).int().min(1).max(500).optional(),
+  }),
+  get_todo: z.object({ todo_id: todoId }),
+  claim_todo: z.object({ todo_id: todoId, lease_seconds: leaseSeconds }),
+  claim_next: z.object({ queue, lease_seconds: leaseSeconds }),
+  heartbeat_todo: z.object({
+    todo_id: todoId,
+    lease_token: leaseToken,
+    lease_seconds: leaseSeconds,
+  }),
+  complete_todo: z.object({
+    todo_id: todoId,
+    lease_token: leaseToken,
+    summary: text('summary').optional(),
+    result: z.json().optional().describe('Any JSON value to keep with the todo.'),
+  }),
+  fail_todo: z.object({
+    todo_id: todoId,
+    lease_token: leaseToken,
+    reason: text('reason').optional(),
+  }),
+  release_todo: z.object({ todo_id: todoId, lease_token: leaseToken }),
+  create_todo: z.object({
+    queue,
+    title: text('title', 10_000),
+    body: text('body').optional(),
+    kind: z.string({ error: 'kind must be dotted words such as "followup.docs"' }).optional(),
+    key: text('key', 200).optional().describe('Idempotency key.'),
+    assignee: z.string({ error: 'assignee must be the name of an agent or human' }).optional(),
+  }),
+  reply: z.object({ todo_id: todoId, text: text('text', 16_384) }),
+  request_approval: z.object({
+    question: text('question', 10_000),
+    body: text('body').optional().describe('Details for the human.'),
+    todo_id: todoId.optional().describe('The todo the question is about.'),
+    ttl_seconds: z
+      .number({ error: 'ttl_seconds must be a number of seconds' })
+      .int()
+      .min(1)
+      .max(604_800)
+      .optional(),
+  }),
+};
+
 /** What a refusal tells the model to do next, by ledger code. */
 const NEXT_STEP: Record<LedgerErrorCode, string> = {
   not_found: 'Check the id with list_todos; todos outside your queues are not visible to you.',
@@ -112,19 +172,7 @@ export function registerTodoTools(server: McpServer, context: ToolContext): void
     'list_todos',
     {
       description: 'List todos you can see, newest first (open ones unless state says otherwise).',
-      inputSchema: {
-        queue: queue.optional(),
-        state: z
-          .enum([...TODO_STATES, 'open', 'all'], {
-            error: `state must be one of ${[...TODO_STATES, 'open', 'all'].join(', ')}`,
-          })
-          .optional(),
-        mine: z
-          .boolean({ error: 'mine must be true or false' })
-          .optional()
-          .describe('Only todos assigned to you or claimed by you.'),
-        limit: z.number({ error: 'limit must be a number' }).int().min(1).max(500).optional(),
-      },
+      inputSchema: INPUT.list_todos,
       annotations: { readOnlyHint: true },
     },
     (args) => run(async () => ok({ todos: (await listTodos(sql, actor, args)).map(listed) })),
@@ -134,7 +182,7 @@ export function registerTodoTools(server: McpServer, context: ToolContext): void
     'get_todo',
     {
       description: 'Read one todo in full, with its history (who did what, when).',
-      inputSchema: { todo_id: todoId },
+      inputSchema: INPUT.get_todo,
       annotations: { readOnlyHint: true },
     },
     ({ todo_id }) => run(async () => ok(await getTodoWithHistory(sql, actor, todo_id))),
@@ -145,7 +193,7 @@ export function registerTodoTools(server: McpServer, context: ToolContext): void
     {
       description:
         'Claim one todo by id. You hold it until the lease ends: heartbeat to keep it, then complete, fail or release it.',
-      inputSchema: { todo_id: todoId, lease_seconds: leaseSeconds },
+      inputSchema: INPUT.claim_todo,
     },
     ({ todo_id, lease_seconds }) =>
       run(async () => {
@@ -160,7 +208,7 @@ export function registerTodoTools(server: McpServer, context: ToolContext): void
     {
       description:
         'Claim the oldest todo waiting on a queue, or get {"todo": null} when there is none.',
-      inputSchema: { queue, lease_seconds: leaseSeconds },
+      inputSchema: INPUT.claim_next,
     },
     ({ queue, lease_seconds }) =>
       run(async () => {
@@ -175,7 +223,7 @@ export function registerTodoTools(server: McpServer, context: ToolContext): void
     'heartbeat_todo',
     {
       description: 'Extend your lease on a todo you are still working on.',
-      inputSchema: { todo_id: todoId, lease_token: leaseToken, lease_seconds: leaseSeconds },
+      inputSchema: INPUT.heartbeat_todo,
     },
     ({ todo_id, lease_token, lease_seconds }) =>
       run(async () =>
@@ -195,12 +243,7 @@ export function registerTodoTools(server: McpServer, context: ToolContext): void
     'complete_todo',
     {
       description: 'Report a todo you hold as done, with a summary and optionally any JSON result.',
-      inputSchema: {
-        todo_id: todoId,
-        lease_token: leaseToken,
-        summary: text('summary').optional(),
-        result: z.json().optional().describe('Any JSON value to keep with the todo.'),
-      },
+      inputSchema: INPUT.complete_todo,
     },
     ({ todo_id, lease_token, summary, result }) =>
       run(async () => {
@@ -220,7 +263,7 @@ export function registerTodoTools(server: McpServer, context: ToolContext): void
     {
       description:
         'Report that your attempt at a todo failed; it is retried later unless it used its last attempt.',
-      inputSchema: { todo_id: todoId, lease_token: leaseToken, reason: text('reason').optional() },
+      inputSchema: INPUT.fail_todo,
     },
     ({ todo_id, lease_token, reason }) =>
       run(async () => {
@@ -234,7 +277,7 @@ export function registerTodoTools(server: McpServer, context: ToolContext): void
     'release_todo',
     {
       description: 'Hand a todo you hold back, unfinished, for someone else to claim.',
-      inputSchema: { todo_id: todoId, lease_token: leaseToken },
+      inputSchema: INPUT.release_todo,
     },
     ({ todo_id, lease_token }) =>
       run(async () => {
@@ -249,14 +292,7 @@ export function registerTodoTools(server: McpServer, context: ToolContext): void
     {
       description:
         'Create a todo on one of your queues (e.g. a follow-up). With key, a second create while the first is open returns the first.',
-      inputSchema: {
-        queue,
-        title: text('title', 10_000),
-        body: text('body').optional(),
-        kind: z.string({ error: 'kind must be dotted words such as "followup.docs"' }).optional(),
-        key: text('key', 200).optional().describe('Idempotency key.'),
-        assignee: z.string({ error: 'assignee must be the name of an agent or human' }).optional(),
-      },
+      inputSchema: INPUT.create_todo,
     },
     (args) =>
       run(async () => {
@@ -276,7 +312,7 @@ export function registerTodoTools(server: McpServer, context: ToolContext): void
     {
       description:
         'Reply on a todo: the reply is kept in its history and, for GitHub todos, posted on the issue or pull request.',
-      inputSchema: { todo_id: todoId, text: text('text', 16_384) },
+      inputSchema: INPUT.reply,
     },
     ({ todo_id, text: reply }) =>
       run(async () => {
@@ -294,17 +330,7 @@ export function registerTodoTools(server: McpServer, context: ToolContext): void
     {
       description:
         'Ask your human owner a yes/no question. It becomes an approval todo; read the verdict with get_todo (or wait for the verdict event).',
-      inputSchema: {
-        question: text('question', 10_000),
-        body: text('body').optional().describe('Details for the human.'),
-        todo_id: todoId.optional().describe('The todo the question is about.'),
-        ttl_seconds: z
-          .number({ error: 'ttl_seconds must be a number of seconds' })
-          .int()
-          .min(1)
-          .max(604_800)
-          .optional(),
-      },
+      inputSchema: INPUT.request_approval,
     },
     ({ question, body, todo_id, ttl_seconds }) =>
       run(async () => {
