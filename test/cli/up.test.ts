@@ -60,7 +60,7 @@ test(
     await up.waitFor(/listening on http:/, 60_000);
     process.kill(-up.child.pid!, 'SIGINT');
     const result = await up.done;
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     expect(result.stderr).toMatch(/"msg":"stopped/);
   },
 );
