@@ -87,11 +87,17 @@ export async function startEmbeddedPostgres(
  */
 async function stopServer(server: { stop(): Promise<void> }): Promise<void> {
   const child = (server as unknown as { process?: ChildProcess }).process;
-  if (!child || child.exitCode !== null || child.signalCode !== null) return;
+  if (!child) return;
+  // Listen for the exit ourselves before checking: a server that exits at this very moment
+  // (a Ctrl-C reaches the whole process group) must not leave us waiting on stop().
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  let timer: NodeJS.Timeout | undefined;
   await Promise.race([
     server.stop(),
-    new Promise<void>((resolve) => setTimeout(resolve, 10_000).unref()),
-  ]);
+    exited,
+    new Promise<void>((resolve) => (timer = setTimeout(resolve, 10_000))),
+  ]).finally(() => clearTimeout(timer));
 }
 
 const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
