@@ -33,6 +33,7 @@ import { silentLogger } from '../src/logger.js';
 import { startServer } from '../src/server/start-server.js';
 import type { Benchmark } from './support/benchmark.js';
 import { startBenchDatabase } from './support/bench-database.js';
+import { connectChannelConsumer } from './support/connect-channel-consumer.js';
 import { connectMcpConsumer } from './support/connect-mcp-consumer.js';
 import { openSseStream } from './support/open-sse-stream.js';
 import { describeLoad, machineLoad } from './support/machine-load.js';
@@ -54,12 +55,13 @@ const P99_TARGET_MS = 50;
 /** Re-rings far beyond the run: every ring measured is the first ring of a fresh wake. */
 const RERINGS = [3_600_000];
 
-type PathKey = 'graphile' | 'mcp' | 'sse';
+type PathKey = 'graphile' | 'mcp' | 'sse' | 'channel';
 
 const LABELS: Record<PathKey, string> = {
   graphile: 'graphile-worker 0.17: `addJob` → task starts',
   mcp: 'switchboard: `createTodo` → MCP `notifications/message`',
   sse: 'switchboard: `createTodo` → SSE `wake` event',
+  channel: 'switchboard: `createTodo` → `switchboard channel` → `notifications/claude/channel`',
 };
 
 /** One event, in ms from just before the write. */
@@ -159,6 +161,7 @@ export async function runWakeLatencyBenchmark(
     const agents = {
       mcp: await agentOn('wake-mcp'),
       sse: await agentOn('wake-sse'),
+      channel: await agentOn('wake-channel'),
       ring: await agentOn('wake-ring'),
     };
 
@@ -171,7 +174,12 @@ export async function runWakeLatencyBenchmark(
     });
     undo.push(() => listening.unlisten());
 
-    const received = { mcp: createArrivals(), sse: createArrivals(), ring: createArrivals() };
+    const received = {
+      mcp: createArrivals(),
+      sse: createArrivals(),
+      channel: createArrivals(),
+      ring: createArrivals(),
+    };
     const mcp = await connectMcpConsumer(server.url, agents.mcp.token, (data) => {
       const at = performance.now();
       const wake = data as { type?: unknown; todo_id?: unknown };
@@ -187,7 +195,13 @@ export async function runWakeLatencyBenchmark(
     };
     const sse = await openSseStream(server.url, agents.sse.token, onSseEvent(received.sse));
     undo.push(() => sse.close());
-    await waitForSessions(sql, 2);
+    // Claude Code's view: the channel process turns the wake into a channel event on its stdout.
+    const channel = await connectChannelConsumer(server.url, agents.channel.token, (meta) => {
+      const at = performance.now();
+      if (meta.event === 'claimable') received.channel.arrived(Number(meta.todo_id), at);
+    });
+    undo.push(() => channel.close());
+    await waitForSessions(sql, 3);
 
     const shared = { connectionString: url, schema: graphileSchema, logger: graphileLogger() };
     await runMigrations(shared);
@@ -215,7 +229,7 @@ export async function runWakeLatencyBenchmark(
       const started = await jobStarted.wait(n, `graphile-worker job ${n} to start`);
       return { latency: started - begun, committed: committed - begun };
     };
-    const measureSwitchboard = (key: 'mcp' | 'sse') => async (): Promise<Sample> => {
+    const measureSwitchboard = (key: 'mcp' | 'sse' | 'channel') => async (): Promise<Sample> => {
       const { actor, queue } = agents[key];
       const begun = performance.now();
       const { todo } = await createTodo(sql, human, { queue, title: 'wake me', source: 'api' });
@@ -242,9 +256,10 @@ export async function runWakeLatencyBenchmark(
       ['graphile', measureGraphile],
       ['mcp', measureSwitchboard('mcp')],
       ['sse', measureSwitchboard('sse')],
+      ['channel', measureSwitchboard('channel')],
     ];
 
-    const samples: Record<PathKey, Sample[]> = { graphile: [], mcp: [], sse: [] };
+    const samples: Record<PathKey, Sample[]> = { graphile: [], mcp: [], sse: [], channel: [] };
     for (let round = 0; round < warmup + events; round++) {
       // Rotated, so that no path always follows the same other one.
       for (let i = 0; i < paths.length; i++) {
@@ -264,7 +279,7 @@ export async function runWakeLatencyBenchmark(
     // (the commit is visible, and its locks released, at once; only its durability lags).
     const ring = await openSseStream(server.url, agents.ring.token, onSseEvent(received.ring));
     undo.push(() => ring.close());
-    await waitForSessions(sql, 3);
+    await waitForSessions(sql, 4);
     const durable = connect(url, { schema, max: 1, log: silentLogger });
     undo.push(() => durable.end({ timeout: 5 }));
     const lazy = connect(url, { schema, max: 1, log: silentLogger });
@@ -299,7 +314,7 @@ export async function runWakeLatencyBenchmark(
 
     // The server's side of each measured wake, on the database clock: from the todo's insert
     // (its `created` event) to takeRing's start and to the `rung` record written after the push.
-    const measuredIds = [...samples.mcp, ...samples.sse].map((s) => s.todoId!);
+    const measuredIds = [...samples.mcp, ...samples.sse, ...samples.channel].map((s) => s.todoId!);
     const trail = new Map<number, { created?: number; rung?: number }>();
     for (const event of await sql<{ todo_id: number; action: string; at: number }[]>`
       select todo_id, action, extract(epoch from at) * 1000 as at from todo_events
@@ -382,7 +397,7 @@ export function formatWakeLatencyTable(result: WakeLatencyResult): string {
           ? ` (target ≤ ${P50_TARGET_RATIO.toFixed(2)}${r.ratio <= P50_TARGET_RATIO ? '' : ', missed'})`
           : '');
   const step = (what: string, pick: (r: WakeLatencyRow) => Distribution | undefined) =>
-    `| ${what} | ${(['graphile', 'mcp', 'sse'] as const)
+    `| ${what} | ${(['graphile', 'mcp', 'sse', 'channel'] as const)
       .map((key) => {
         const d = pick(row(key));
         return d ? `${ms(d.p50)} / ${ms(d.p99)}` : '—';
@@ -397,7 +412,7 @@ export function formatWakeLatencyTable(result: WakeLatencyResult): string {
     '',
     '| path | p50 ms | p90 ms | p99 ms | max ms | p50 ÷ graphile-worker |',
     '| --- | ---: | ---: | ---: | ---: | --- |',
-    ...(['graphile', 'mcp', 'sse'] as const).map((key) => {
+    ...(['graphile', 'mcp', 'sse', 'channel'] as const).map((key) => {
       const r = row(key);
       return `| ${r.label} | ${ms(r.latency.p50)} | ${ms(r.latency.p90)} | ${ms(r.latency.p99)} | ${ms(r.latency.max)} | ${ratio(r)} |`;
     }),
@@ -406,8 +421,8 @@ export function formatWakeLatencyTable(result: WakeLatencyResult): string {
     '',
     'where the time goes (p50 / p99 ms from just before the write):',
     '',
-    '| step | graphile-worker | switchboard MCP | switchboard SSE |',
-    '| --- | ---: | ---: | ---: |',
+    '| step | graphile-worker | switchboard MCP | switchboard SSE | switchboard channel |',
+    '| --- | ---: | ---: | ---: | ---: |',
     step('write committed (the call returned)', (r) => r.committed),
     step('NOTIFY heard by a bare LISTEN in the same process', (r) => r.heard),
     step("server: the dispatcher's takeRing began (database clock)", (r) => r.ringStarted),
