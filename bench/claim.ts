@@ -4,10 +4,8 @@
 //   npm run bench:claim            (BENCH_TODOS=5000, BENCH_DATABASE_URL=… optional)
 import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import { realpathSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { pathToFileURL } from 'node:url';
 import {
   Logger,
   makeWorkerUtils,
@@ -29,7 +27,8 @@ import {
 } from '../src/ledger/index.js';
 import { silentLogger } from '../src/logger.js';
 import type { Benchmark } from './support/benchmark.js';
-import { startBenchDatabase } from './support/bench-database.js';
+import { countFromEnv } from './support/count-from-env.js';
+import { runIfMain } from './support/run-if-main.js';
 
 const WORKERS = 8;
 const ROUNDS = 3;
@@ -76,7 +75,7 @@ export async function runClaimBenchmark(
   url: string,
   options: { todos?: number } = {},
 ): Promise<ClaimResult> {
-  const todos = options.todos ?? todosFromEnv();
+  const todos = options.todos ?? countFromEnv('BENCH_TODOS', DEFAULT_TODOS);
   const runId = randomBytes(3).toString('hex');
   const admin = connect(url, { schema: 'public', max: 1, log: silentLogger });
   let synchronousCommit: string;
@@ -407,33 +406,8 @@ function median(values: number[]): number {
   return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
 }
 
-function todosFromEnv(): number {
-  const raw = process.env.BENCH_TODOS;
-  if (raw === undefined || raw === '') return DEFAULT_TODOS;
-  const todos = Number(raw);
-  if (!Number.isInteger(todos) || todos < 1) {
-    throw new Error(`BENCH_TODOS must be a whole number ≥ 1, not ${JSON.stringify(raw)}`);
-  }
-  return todos;
-}
-
 function progress(message: string): void {
   process.stderr.write(`claim: ${message}\n`);
 }
 
-async function main(): Promise<void> {
-  const database = await startBenchDatabase();
-  try {
-    console.log(await claimBenchmark.run(database.url));
-  } finally {
-    await database.stop();
-  }
-}
-
-const entry = process.argv[1];
-if (entry && import.meta.url === pathToFileURL(realpathSync(entry)).href) {
-  main().catch((error: unknown) => {
-    console.error(error);
-    process.exitCode = 1;
-  });
-}
+runIfMain(import.meta.url, claimBenchmark);

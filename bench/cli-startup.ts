@@ -5,16 +5,17 @@
 //   npm run bench:cli            (BENCH_CLI_RUNS=15, BENCH_DATABASE_URL=… optional)
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, realpathSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { silentLogger } from '../src/logger.js';
 import { startServer } from '../src/server/start-server.js';
 import type { Benchmark } from './support/benchmark.js';
-import { startBenchDatabase } from './support/bench-database.js';
+import { countFromEnv } from './support/count-from-env.js';
+import { runIfMain } from './support/run-if-main.js';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const BIN = join(ROOT, 'bin', 'run.js');
@@ -45,7 +46,7 @@ export async function runCliStartupBenchmark(
   if (!existsSync(join(ROOT, 'dist', 'cli', 'main.js'))) {
     throw new Error("the CLI is not built: run 'npm run build' first (npm run bench:cli does)");
   }
-  const runs = options.runs ?? runsFromEnv();
+  const runs = options.runs ?? countFromEnv('BENCH_CLI_RUNS', DEFAULT_RUNS);
   const dir = await mkdtemp(join(tmpdir(), 'switchboard-bench-cli-'));
   const configHome = join(dir, 'config');
   const credentialsFile = join(configHome, 'switchboard', 'credentials.json');
@@ -170,29 +171,4 @@ function median(values: number[]): number {
   return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
 }
 
-function runsFromEnv(): number {
-  const raw = process.env.BENCH_CLI_RUNS;
-  if (raw === undefined || raw === '') return DEFAULT_RUNS;
-  const runs = Number(raw);
-  if (!Number.isInteger(runs) || runs < 1) {
-    throw new Error(`BENCH_CLI_RUNS must be a whole number ≥ 1, not ${JSON.stringify(raw)}`);
-  }
-  return runs;
-}
-
-async function main(): Promise<void> {
-  const database = await startBenchDatabase();
-  try {
-    console.log(await cliStartupBenchmark.run(database.url));
-  } finally {
-    await database.stop();
-  }
-}
-
-const entry = process.argv[1];
-if (entry && import.meta.url === pathToFileURL(realpathSync(entry)).href) {
-  main().catch((error: unknown) => {
-    console.error(error);
-    process.exitCode = 1;
-  });
-}
+runIfMain(import.meta.url, cliStartupBenchmark);

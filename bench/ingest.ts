@@ -3,19 +3,19 @@
 //
 //   npm run bench:ingest           (BENCH_DELIVERIES=2000, BENCH_DATABASE_URL=… optional)
 import { randomBytes, randomUUID } from 'node:crypto';
-import { realpathSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { pathToFileURL } from 'node:url';
 import { sign } from '@octokit/webhooks-methods';
 import type postgres from 'postgres';
 import { connect } from '../src/db/open-database.js';
 import { silentLogger } from '../src/logger.js';
 import { startServer } from '../src/server/start-server.js';
 import type { Benchmark } from './support/benchmark.js';
-import { startBenchDatabase } from './support/bench-database.js';
+import { countFromEnv } from './support/count-from-env.js';
+import { percentile } from './support/percentile.js';
+import { runIfMain } from './support/run-if-main.js';
 
 const SENDERS = 16;
 const ROUNDS = 3;
@@ -64,7 +64,7 @@ export async function runIngestBenchmark(
   url: string,
   options: { deliveries?: number } = {},
 ): Promise<IngestResult> {
-  const deliveries = options.deliveries ?? deliveriesFromEnv();
+  const deliveries = options.deliveries ?? countFromEnv('BENCH_DELIVERIES', DEFAULT_DELIVERIES);
   const runId = randomBytes(3).toString('hex');
   const dir = await mkdtemp(join(tmpdir(), 'switchboard-bench-ingest-'));
   const serverSchema = `bench_ingest_${runId}`;
@@ -252,37 +252,9 @@ function summarise(key: SystemKey, rounds: Round[], count: number): IngestResult
 }
 
 /** Nearest-rank percentile of sorted values. */
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))]!;
-}
-
-function deliveriesFromEnv(): number {
-  const raw = process.env.BENCH_DELIVERIES;
-  if (raw === undefined || raw === '') return DEFAULT_DELIVERIES;
-  const deliveries = Number(raw);
-  if (!Number.isInteger(deliveries) || deliveries < 1) {
-    throw new Error(`BENCH_DELIVERIES must be a whole number ≥ 1, not ${JSON.stringify(raw)}`);
-  }
-  return deliveries;
-}
 
 function progress(message: string): void {
   process.stderr.write(`ingest: ${message}\n`);
 }
 
-async function main(): Promise<void> {
-  const database = await startBenchDatabase();
-  try {
-    console.log(await ingestBenchmark.run(database.url));
-  } finally {
-    await database.stop();
-  }
-}
-
-const entry = process.argv[1];
-if (entry && import.meta.url === pathToFileURL(realpathSync(entry)).href) {
-  main().catch((error: unknown) => {
-    console.error(error);
-    process.exitCode = 1;
-  });
-}
+runIfMain(import.meta.url, ingestBenchmark);

@@ -5,14 +5,13 @@
 //
 //   npm run bench:memory           (BENCH_SESSIONS=500, BENCH_DATABASE_URL=… optional)
 import { randomBytes } from 'node:crypto';
-import { realpathSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { pathToFileURL } from 'node:url';
 import type postgres from 'postgres';
 import { connect } from '../src/db/open-database.js';
 import { silentLogger } from '../src/logger.js';
 import type { Benchmark } from './support/benchmark.js';
-import { startBenchDatabase } from './support/bench-database.js';
+import { countFromEnv } from './support/count-from-env.js';
+import { runIfMain } from './support/run-if-main.js';
 import { connectMcpConsumer } from './support/connect-mcp-consumer.js';
 import { describeLoad, machineLoad } from './support/machine-load.js';
 import { openSseStream } from './support/open-sse-stream.js';
@@ -75,7 +74,7 @@ export async function runSessionMemoryBenchmark(
   url: string,
   options: { sessions?: number; settleMs?: number } = {},
 ): Promise<SessionMemoryResult> {
-  const sessions = options.sessions ?? sessionsFromEnv();
+  const sessions = options.sessions ?? countFromEnv('BENCH_SESSIONS', DEFAULT_SESSIONS);
   const settleMs = options.settleMs ?? SETTLE_MS;
   const runId = randomBytes(3).toString('hex');
   const loadAtStart = machineLoad();
@@ -224,33 +223,8 @@ async function waitForSessions(sql: postgres.Sql, count: number): Promise<void> 
   }
 }
 
-function sessionsFromEnv(): number {
-  const raw = process.env.BENCH_SESSIONS;
-  if (raw === undefined || raw === '') return DEFAULT_SESSIONS;
-  const sessions = Number(raw);
-  if (!Number.isInteger(sessions) || sessions < 1) {
-    throw new Error(`BENCH_SESSIONS must be a whole number ≥ 1, not ${JSON.stringify(raw)}`);
-  }
-  return sessions;
-}
-
 function progress(message: string): void {
   process.stderr.write(`memory: ${message}\n`);
 }
 
-async function main(): Promise<void> {
-  const database = await startBenchDatabase();
-  try {
-    console.log(await sessionMemoryBenchmark.run(database.url));
-  } finally {
-    await database.stop();
-  }
-}
-
-const entry = process.argv[1];
-if (entry && import.meta.url === pathToFileURL(realpathSync(entry)).href) {
-  main().catch((error: unknown) => {
-    console.error(error);
-    process.exitCode = 1;
-  });
-}
+runIfMain(import.meta.url, sessionMemoryBenchmark);

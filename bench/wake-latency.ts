@@ -4,13 +4,11 @@
 //
 //   npm run bench:wake             (BENCH_EVENTS=300, BENCH_DATABASE_URL=… optional)
 import { randomBytes } from 'node:crypto';
-import { realpathSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { pathToFileURL } from 'node:url';
 import { Logger, makeWorkerUtils, run, runMigrations } from 'graphile-worker';
 import type postgres from 'postgres';
 import { connect } from '../src/db/open-database.js';
@@ -32,7 +30,8 @@ import {
 import { silentLogger } from '../src/logger.js';
 import { startServer } from '../src/server/start-server.js';
 import type { Benchmark } from './support/benchmark.js';
-import { startBenchDatabase } from './support/bench-database.js';
+import { countFromEnv } from './support/count-from-env.js';
+import { runIfMain } from './support/run-if-main.js';
 import { connectChannelConsumer } from './support/connect-channel-consumer.js';
 import { connectMcpConsumer } from './support/connect-mcp-consumer.js';
 import { openSseStream } from './support/open-sse-stream.js';
@@ -115,7 +114,7 @@ export async function runWakeLatencyBenchmark(
   url: string,
   options: { events?: number } = {},
 ): Promise<WakeLatencyResult> {
-  const events = options.events ?? eventsFromEnv();
+  const events = options.events ?? countFromEnv('BENCH_EVENTS', DEFAULT_EVENTS);
   const loadAtStart = machineLoad();
   const warmup = Math.min(WARMUP_EVENTS, events);
   const runId = randomBytes(3).toString('hex');
@@ -503,33 +502,8 @@ function graphileLogger(): Logger {
   });
 }
 
-function eventsFromEnv(): number {
-  const raw = process.env.BENCH_EVENTS;
-  if (raw === undefined || raw === '') return DEFAULT_EVENTS;
-  const events = Number(raw);
-  if (!Number.isInteger(events) || events < 1) {
-    throw new Error(`BENCH_EVENTS must be a whole number ≥ 1, not ${JSON.stringify(raw)}`);
-  }
-  return events;
-}
-
 function progress(message: string): void {
   process.stderr.write(`wake: ${message}\n`);
 }
 
-async function main(): Promise<void> {
-  const database = await startBenchDatabase();
-  try {
-    console.log(await wakeLatencyBenchmark.run(database.url));
-  } finally {
-    await database.stop();
-  }
-}
-
-const entry = process.argv[1];
-if (entry && import.meta.url === pathToFileURL(realpathSync(entry)).href) {
-  main().catch((error: unknown) => {
-    console.error(error);
-    process.exitCode = 1;
-  });
-}
+runIfMain(import.meta.url, wakeLatencyBenchmark);
