@@ -32,7 +32,7 @@ test('the ingestion benchmark runs end to end', { timeout: 120_000 }, async () =
 test('the wake latency benchmark runs end to end', { timeout: 120_000 }, async () => {
   // A small run still checks that every wake reached its MCP client and its event stream.
   const result = await runWakeLatencyBenchmark(inject('databaseUrl'), { events: 5 });
-  expect(result.rows.map((row) => row.key)).toEqual(['graphile', 'mcp', 'sse']);
+  expect(result.rows.map((row) => row.key)).toEqual(['graphile', 'mcp', 'sse', 'channel']);
   for (const row of result.rows) {
     expect(row.latency.p50).toBeGreaterThan(0);
     expect(row.latency.p99).toBeGreaterThanOrEqual(row.latency.p50);
