@@ -29,7 +29,6 @@ export const DEFAULT_GITHUB_TUNING: GitHubTuning = {
     pollIntervalMs: 2000,
     leaseMs: 60_000,
     requestTimeoutMs: 20_000,
-    batchSize: 20,
     retryBaseMs: 10_000,
     retryMaxMs: 3_600_000,
     // 10 s doubling to an hour: about 20 hours of retries before a write-back is given up.

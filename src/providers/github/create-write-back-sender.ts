@@ -3,7 +3,7 @@ import type { ProbotOctokit } from 'probot';
 import type { Logger } from '../../logger.js';
 import { sendWriteBack } from './send-write-back.js';
 import {
-  claimDueWriteBacks,
+  claimDueWriteBack,
   markWriteBackFailed,
   markWriteBackSent,
   type OutboxRow,
@@ -17,7 +17,6 @@ export interface WriteBackTuning extends RetryPolicy {
   leaseMs: number;
   /** One GitHub call is abandoned after this. */
   requestTimeoutMs: number;
-  batchSize: number;
 }
 
 export interface WriteBackSender {
@@ -76,11 +75,11 @@ export function createWriteBackSender(options: {
   }
 
   async function drain(): Promise<void> {
-    for (;;) {
+    while (!stopped) {
       again = false;
-      const rows = await claimDueWriteBacks(sql, tuning.batchSize, tuning.leaseMs);
-      for (const row of rows) await attempt(row);
-      if (stopped || (rows.length < tuning.batchSize && !again)) return;
+      const row = await claimDueWriteBack(sql, tuning.leaseMs);
+      if (row) await attempt(row);
+      else if (!again) return;
     }
   }
 

@@ -25,21 +25,22 @@ export interface RetryPolicy {
 }
 
 /**
- * Takes up to `batch` due write-backs for one attempt each. Rows another process is taking are
- * skipped, not waited for; each taken row's next attempt moves to the end of a lease, so a
- * process that dies mid-send leaves it to be retried rather than lost.
+ * Takes the next due write-back for one attempt. Rows another process is taking are skipped, not
+ * waited for; the taken row's next attempt moves to the end of a lease, so a process that dies
+ * mid-send leaves it to be retried rather than lost. One row at a time, so that each lease starts
+ * with its own attempt: rows taken together would wait their turn behind a slow GitHub until
+ * their leases ran out, and another process would take them and send them too.
  */
-export async function claimDueWriteBacks(
+export async function claimDueWriteBack(
   sql: postgres.Sql,
-  batch: number,
   leaseMs: number,
-): Promise<OutboxRow[]> {
-  return sql<OutboxRow[]>`
+): Promise<OutboxRow | undefined> {
+  const [row] = await sql<OutboxRow[]>`
     with due as (
       select id from github_outbox
       where state = 'pending' and next_attempt_at <= now()
       order by next_attempt_at, id
-      limit ${batch}
+      limit 1
       for update skip locked
     )
     update github_outbox o set attempts = o.attempts + 1,
@@ -47,6 +48,7 @@ export async function claimDueWriteBacks(
     from due where o.id = due.id
     returning o.id, o.todo_id, o.kind, o.installation_id, o.owner, o.repo, o.issue_number,
               o.comment_id, o.body, o.attempts`;
+  return row;
 }
 
 export async function markWriteBackSent(sql: postgres.Sql, id: number): Promise<void> {
