@@ -25,11 +25,11 @@ const WRITE_BACK = {
 let server: TestServer;
 let second: TestServer;
 let github: FakeGitHub;
+const app = testAppCredentials();
 
 beforeAll(async () => {
   isolateFromGitHub();
   github = fakeGitHub();
-  const app = testAppCredentials();
   // The production budgets for a delivery (5 s) and for its repository config (2.5 s).
   server = await startTestServer({ github: app, githubTuning: { writeBack: WRITE_BACK } });
   second = await startTestServer({
@@ -42,6 +42,7 @@ afterAll(async () => {
   github?.set('up');
   await second?.stop();
   await server?.stop();
+  github?.restore();
   nock.cleanAll();
   nock.enableNetConnect();
 });
@@ -209,4 +210,40 @@ test('regression: write-backs taken in one batch outlived their lease behind a h
   expect(takenFor(issues).sort()).toEqual(
     issues.map((n) => `POST ${REPO}/issues/${n}/reactions {"content":"eyes"}`).sort(),
   );
+});
+
+test('an installation token request that hangs past the lease: the write-back still goes out once', async () => {
+  // A new installation: no process has its token yet, and GitHub does not answer for it.
+  github.set({ tokens: 'hang', reads: 'up', writes: 'up' });
+  const issues = [301, 302];
+  await queueReactions(issues, 2);
+  await sleep(1200);
+  // The token requests are answered at last, and writes go through again.
+  github.set('up');
+  await allSent(issues);
+  expect(takenFor(issues).sort()).toEqual(
+    issues.map((n) => `POST ${REPO}/issues/${n}/reactions {"content":"eyes"}`).sort(),
+  );
+});
+
+test('regression: a hanging installation token request held the outbox sender, and shutdown, past the attempt deadline', async () => {
+  github.set({ tokens: 'hang', reads: 'up', writes: 'up' });
+  const third = await startTestServer({
+    schema: server.schema,
+    github: app,
+    githubTuning: { writeBack: WRITE_BACK },
+  });
+  await queueReactions([401], 3);
+  // Each attempt is given up at its deadline and tried again later, not waited on for good.
+  await expect
+    .poll(async () => (await outboxOf([401]))[0]?.attempts, { timeout: 3000 })
+    .toBeGreaterThanOrEqual(6);
+  const [row] = await server.sql`select last_error from github_outbox where issue_number = 401`;
+  expect(row!.last_error).toBe('timed out after 200 ms');
+  const stopping = performance.now();
+  await third.stop();
+  expect(performance.now() - stopping).toBeLessThan(1000);
+  github.set('up');
+  await allSent([401]);
+  expect(takenFor([401])).toEqual([`POST ${REPO}/issues/401/reactions {"content":"eyes"}`]);
 });

@@ -36,6 +36,8 @@ export interface FakeGitHub {
    * gateway timed it out before GitHub saw it (so it counts as never sent).
    */
   set(behaviour: Behaviour | Partial<Behaviours>): void;
+  /** Puts fetch back as it was (call before nock.cleanAll). */
+  restore(): void;
 }
 
 const TOKEN_PATH = /^\/app\/installations\/\d+\/access_tokens$/;
@@ -122,6 +124,15 @@ export function fakeGitHub(initial: Behaviour = 'up'): FakeGitHub {
         kind === 'writes' ? callback(null, timedOut) : answerNow(behaviours[kind]),
     });
   }
+  // Node's fetch rejects a request whose signal was aborted before the call and sends nothing;
+  // nock's interception rejects it too, but still runs the reply afterwards — which would count
+  // a write that never left the process. Here, such a request is refused before nock sees it.
+  const nockedFetch = globalThis.fetch;
+  globalThis.fetch = async (input, init) => {
+    init?.signal?.throwIfAborted();
+    return nockedFetch(input, init);
+  };
+
   nock(GITHUB_API)
     .persist()
     .get(() => true)
@@ -143,6 +154,9 @@ export function fakeGitHub(initial: Behaviour = 'up'): FakeGitHub {
         if (behaviours[request.kind] === 'hang') hung.push(request);
         else request.answer([504, { message: 'Gateway Timeout' }, {}]);
       }
+    },
+    restore() {
+      globalThis.fetch = nockedFetch;
     },
   };
 }

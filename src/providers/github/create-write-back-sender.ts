@@ -2,6 +2,7 @@ import type postgres from 'postgres';
 import type { ProbotOctokit } from 'probot';
 import type { Logger } from '../../logger.js';
 import { sendWriteBack } from './send-write-back.js';
+import { withTimeout } from './with-timeout.js';
 import {
   claimDueWriteBack,
   markWriteBackFailed,
@@ -15,7 +16,7 @@ export interface WriteBackTuning extends RetryPolicy {
   pollIntervalMs: number;
   /** How long one attempt holds its row; longer than `requestTimeoutMs`. */
   leaseMs: number;
-  /** One GitHub call is abandoned after this. */
+  /** An attempt — the installation token and the GitHub call — is abandoned after this. */
   requestTimeoutMs: number;
 }
 
@@ -54,9 +55,18 @@ export function createWriteBackSender(options: {
       kind: row.kind,
       attempt: row.attempts,
     };
-    try {
+    // One deadline for the whole attempt, the installation token included: the request's signal
+    // does not reach the token request, nor a rate limit that Probot's throttling waits out, and
+    // an attempt left waiting on either held up every other write-back, and shutdown, for
+    // minutes. Past the deadline the attempt is failed and retried; its request is aborted, or
+    // never made (fetch refuses an aborted signal), so nothing is sent late.
+    const signal = AbortSignal.timeout(tuning.requestTimeoutMs);
+    const send = async () => {
       const octokit = await options.auth(row.installation_id);
-      await sendWriteBack(octokit, row, AbortSignal.timeout(tuning.requestTimeoutMs));
+      await sendWriteBack(octokit, row, signal);
+    };
+    try {
+      await withTimeout(send(), tuning.requestTimeoutMs);
       await markWriteBackSent(sql, row.id);
       log.debug(fields, 'github write-back sent');
     } catch (error) {
