@@ -26,8 +26,9 @@ import {
   systemActor,
 } from '../src/ledger/index.js';
 import { silentLogger } from '../src/logger.js';
-import type { Benchmark } from './support/benchmark.js';
+import type { Benchmark, SummaryRow } from './support/benchmark.js';
 import { countFromEnv } from './support/count-from-env.js';
+import { formatCount, targetCell } from './support/format-summary-table.js';
 import { runIfMain } from './support/run-if-main.js';
 
 const WORKERS = 8;
@@ -157,9 +158,39 @@ export function formatClaimTable(result: ClaimResult): string {
   return lines.join('\n');
 }
 
+/** The summary table's rows: the ledger against each baseline, with its target. */
+export function claimSummaryRows(result: ClaimResult): SummaryRow[] {
+  const rate = (key: SystemKey) => result.rows.find((row) => row.key === key)!.median;
+  const benchmark = `claim + complete, ${result.workers} workers, ${formatCount(result.todos)} todos`;
+  const figure = `ledger ${formatCount(rate('ledger'))} todos/s`;
+  const vsBare = rate('ledger') / rate('bare');
+  return [
+    {
+      benchmark: `${benchmark} — vs bare \`SKIP LOCKED\``,
+      figure,
+      baseline: `bare \`SKIP LOCKED\` ${formatCount(rate('bare'))} todos/s`,
+      ratio: vsBare.toFixed(2),
+      target: targetCell(`≥ ${LEDGER_TARGET_VS_BARE.toFixed(2)}`, vsBare >= LEDGER_TARGET_VS_BARE),
+    },
+    {
+      benchmark: `${benchmark} — vs graphile-worker`,
+      figure,
+      baseline: `graphile-worker 0.17 ${formatCount(rate('graphile'))} todos/s`,
+      ratio: result.ledgerVsGraphile.toFixed(2),
+      target: targetCell(
+        `≥ ${LEDGER_TARGET_VS_GRAPHILE.toFixed(2)}`,
+        result.ledgerVsGraphile >= LEDGER_TARGET_VS_GRAPHILE,
+      ),
+    },
+  ];
+}
+
 export const claimBenchmark: Benchmark = {
   name: 'claim',
-  run: async (url) => formatClaimTable(await runClaimBenchmark(url)),
+  run: async (url) => {
+    const result = await runClaimBenchmark(url);
+    return { summary: claimSummaryRows(result), details: formatClaimTable(result) };
+  },
 };
 
 // (L) The ledger: claimNextTodo → completeTodo, as an agent working queue `bench`.

@@ -13,8 +13,9 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { silentLogger } from '../src/logger.js';
 import { startServer } from '../src/server/start-server.js';
-import type { Benchmark } from './support/benchmark.js';
+import type { Benchmark, SummaryRow } from './support/benchmark.js';
 import { countFromEnv } from './support/count-from-env.js';
+import { targetCell } from './support/format-summary-table.js';
 import { runIfMain } from './support/run-if-main.js';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
@@ -107,9 +108,25 @@ export function formatCliStartupTable(result: CliStartupResult): string {
   ].join('\n');
 }
 
+/** The summary table's row: the CLI against a bare node start, with its target. */
+export function cliStartupSummaryRows(result: CliStartupResult): SummaryRow[] {
+  return [
+    {
+      benchmark: 'CLI start-up, `todo list --json`',
+      figure: `${Math.round(result.cliMedian)} ms`,
+      baseline: `\`node -e 0\` ${Math.round(result.nodeMedian)} ms`,
+      ratio: result.ratio.toFixed(2),
+      target: targetCell(`< ${TARGET_RATIO}`, result.ratio < TARGET_RATIO),
+    },
+  ];
+}
+
 export const cliStartupBenchmark: Benchmark = {
   name: 'cli-startup',
-  run: async (url) => formatCliStartupTable(await runCliStartupBenchmark(url)),
+  run: async (url) => {
+    const result = await runCliStartupBenchmark(url);
+    return { summary: cliStartupSummaryRows(result), details: formatCliStartupTable(result) };
+  },
 };
 
 /** A page of todos for the CLI to list, created as the admin whose token the first start wrote. */

@@ -12,8 +12,9 @@ import type postgres from 'postgres';
 import { connect } from '../src/db/open-database.js';
 import { silentLogger } from '../src/logger.js';
 import { startServer } from '../src/server/start-server.js';
-import type { Benchmark } from './support/benchmark.js';
+import type { Benchmark, SummaryRow } from './support/benchmark.js';
 import { countFromEnv } from './support/count-from-env.js';
+import { formatCount } from './support/format-summary-table.js';
 import { percentile } from './support/percentile.js';
 import { runIfMain } from './support/run-if-main.js';
 
@@ -161,9 +162,28 @@ export function formatIngestTable(result: IngestResult): string {
   ].join('\n');
 }
 
+/** The summary table's row: committed deliveries against the bare insert (no target). */
+export function ingestSummaryRows(result: IngestResult): SummaryRow[] {
+  const [ingest, insert] = result.rows;
+  return [
+    {
+      benchmark: `GitHub ingestion, ${result.senders} senders`,
+      figure:
+        `${formatCount(ingest!.median)} signed deliveries/s committed, ` +
+        `p50 ${ingest!.p50.toFixed(1)} ms, p99 ${ingest!.p99.toFixed(1)} ms`,
+      baseline: `single-row \`INSERT\` ${formatCount(insert!.median)}/s`,
+      ratio: result.ratio.toFixed(2),
+      target: '—',
+    },
+  ];
+}
+
 export const ingestBenchmark: Benchmark = {
   name: 'GitHub ingestion',
-  run: async (url) => formatIngestTable(await runIngestBenchmark(url)),
+  run: async (url) => {
+    const result = await runIngestBenchmark(url);
+    return { summary: ingestSummaryRows(result), details: formatIngestTable(result) };
+  },
 };
 
 type Work = () => Promise<void>;
@@ -250,8 +270,6 @@ function summarise(key: SystemKey, rounds: Round[], count: number): IngestResult
     p99: percentile(latencies, 0.99),
   };
 }
-
-/** Nearest-rank percentile of sorted values. */
 
 function progress(message: string): void {
   process.stderr.write(`ingest: ${message}\n`);

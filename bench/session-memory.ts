@@ -9,8 +9,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type postgres from 'postgres';
 import { connect } from '../src/db/open-database.js';
 import { silentLogger } from '../src/logger.js';
-import type { Benchmark } from './support/benchmark.js';
+import type { Benchmark, SummaryRow } from './support/benchmark.js';
 import { countFromEnv } from './support/count-from-env.js';
+import { formatCount } from './support/format-summary-table.js';
 import { runIfMain } from './support/run-if-main.js';
 import { connectMcpConsumer } from './support/connect-mcp-consumer.js';
 import { describeLoad, machineLoad } from './support/machine-load.js';
@@ -170,9 +171,28 @@ export function formatSessionMemoryTable(result: SessionMemoryResult): string {
   ].join('\n');
 }
 
+const SUMMARY_LABELS: Record<Kind, string> = { sse: 'event streams', mcp: 'MCP sessions' };
+
+/** The summary table's rows: the server attached against the same server idle (no target). */
+export function sessionMemorySummaryRows(result: SessionMemoryResult): SummaryRow[] {
+  const mib = (bytes: number) => (bytes / 2 ** 20).toFixed(1);
+  return result.rows.map((row) => ({
+    benchmark: `idle memory, ${formatCount(row.sessions)} ${SUMMARY_LABELS[row.kind]}`,
+    figure:
+      `${(row.perSession / 1024).toFixed(1)} KiB each ` +
+      `(RSS ${mib(row.idle.rss)} → ${mib(row.attached.rss)} MiB)`,
+    baseline: `the idle server, ${mib(row.idle.rss)} MiB`,
+    ratio: row.ratio.toFixed(2),
+    target: '—',
+  }));
+}
+
 export const sessionMemoryBenchmark: Benchmark = {
   name: 'session memory',
-  run: async (url) => formatSessionMemoryTable(await runSessionMemoryBenchmark(url)),
+  run: async (url) => {
+    const result = await runSessionMemoryBenchmark(url);
+    return { summary: sessionMemorySummaryRows(result), details: formatSessionMemoryTable(result) };
+  },
 };
 
 async function createAgent(server: ServerProcess, name: string): Promise<string> {

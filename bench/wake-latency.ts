@@ -29,8 +29,9 @@ import {
 } from '../src/ledger/index.js';
 import { silentLogger } from '../src/logger.js';
 import { startServer } from '../src/server/start-server.js';
-import type { Benchmark } from './support/benchmark.js';
+import type { Benchmark, SummaryRow } from './support/benchmark.js';
 import { countFromEnv } from './support/count-from-env.js';
+import { targetCell } from './support/format-summary-table.js';
 import { runIfMain } from './support/run-if-main.js';
 import { connectChannelConsumer } from './support/connect-channel-consumer.js';
 import { connectMcpConsumer } from './support/connect-mcp-consumer.js';
@@ -435,9 +436,41 @@ export function formatWakeLatencyTable(result: WakeLatencyResult): string {
   ].join('\n');
 }
 
+const SUMMARY_LABELS: Record<Exclude<PathKey, 'graphile'>, string> = {
+  mcp: 'wake latency, create → MCP `notifications/message`',
+  sse: 'wake latency, create → event-stream `wake`',
+  channel: 'wake latency, create → `switchboard channel` → `notifications/claude/channel`',
+};
+
+/** The summary table's rows: each switchboard path against graphile-worker's, p50 ÷ p50. */
+export function wakeLatencySummaryRows(result: WakeLatencyResult): SummaryRow[] {
+  const ms = (value: number) => value.toFixed(1);
+  const graphile = result.rows.find((row) => row.key === 'graphile')!;
+  return (['mcp', 'sse', 'channel'] as const).map((key, index) => {
+    const row = result.rows.find((r) => r.key === key)!;
+    const met = row.ratio <= P50_TARGET_RATIO && row.latency.p99 < P99_TARGET_MS;
+    return {
+      benchmark: SUMMARY_LABELS[key],
+      figure: `p50 ${ms(row.latency.p50)} ms, p99 ${ms(row.latency.p99)} ms`,
+      baseline:
+        index === 0
+          ? `graphile-worker \`addJob\` → task start p50 ${ms(graphile.latency.p50)} ms, p99 ${ms(graphile.latency.p99)} ms`
+          : '(same)',
+      ratio: row.ratio.toFixed(2),
+      target:
+        key === 'mcp'
+          ? targetCell(`p50 ≤ ${P50_TARGET_RATIO}×, p99 < ${P99_TARGET_MS} ms`, met)
+          : '—',
+    };
+  });
+}
+
 export const wakeLatencyBenchmark: Benchmark = {
   name: 'wake latency',
-  run: async (url) => formatWakeLatencyTable(await runWakeLatencyBenchmark(url)),
+  run: async (url) => {
+    const result = await runWakeLatencyBenchmark(url);
+    return { summary: wakeLatencySummaryRows(result), details: formatWakeLatencyTable(result) };
+  },
 };
 
 interface Arrivals {

@@ -1,9 +1,23 @@
 import { expect, inject, test } from 'vitest';
-import { formatClaimTable, runClaimBenchmark } from '../bench/claim.js';
-import { formatCliStartupTable, runCliStartupBenchmark } from '../bench/cli-startup.js';
-import { formatIngestTable, runIngestBenchmark } from '../bench/ingest.js';
-import { formatSessionMemoryTable, runSessionMemoryBenchmark } from '../bench/session-memory.js';
-import { formatWakeLatencyTable, runWakeLatencyBenchmark } from '../bench/wake-latency.js';
+import { claimSummaryRows, formatClaimTable, runClaimBenchmark } from '../bench/claim.js';
+import {
+  cliStartupSummaryRows,
+  formatCliStartupTable,
+  runCliStartupBenchmark,
+} from '../bench/cli-startup.js';
+import { formatIngestTable, ingestSummaryRows, runIngestBenchmark } from '../bench/ingest.js';
+import { formatLoadTable, loadFailures, runLoad } from '../bench/load.js';
+import {
+  formatSessionMemoryTable,
+  runSessionMemoryBenchmark,
+  sessionMemorySummaryRows,
+} from '../bench/session-memory.js';
+import { formatSummaryTable } from '../bench/support/format-summary-table.js';
+import {
+  formatWakeLatencyTable,
+  runWakeLatencyBenchmark,
+  wakeLatencySummaryRows,
+} from '../bench/wake-latency.js';
 
 // The benchmarks are measured by `npm run bench`, not here; this only keeps them working (a
 // small run still checks that every todo was claimed and completed exactly once).
@@ -15,6 +29,13 @@ test('the claim benchmark runs end to end', { timeout: 120_000 }, async () => {
     expect(row.median).toBeGreaterThan(0);
   }
   expect(formatClaimTable(result)).toContain('| ledger |');
+  const summary = claimSummaryRows(result);
+  expect(summary.map((row) => row.baseline)).toEqual([
+    expect.stringContaining('bare `SKIP LOCKED`'),
+    expect.stringContaining('graphile-worker'),
+  ]);
+  expect(summary.every((row) => /: (met|\*\*missed\*\*)$/.test(row.target))).toBe(true);
+  expect(formatSummaryTable(summary)).toContain('| claim + complete, 8 workers, 60 todos — vs');
 });
 
 test('the ingestion benchmark runs end to end', { timeout: 120_000 }, async () => {
@@ -27,6 +48,9 @@ test('the ingestion benchmark runs end to end', { timeout: 120_000 }, async () =
   }
   expect(result.ratio).toBeGreaterThan(0);
   expect(formatIngestTable(result)).toContain('| signed deliveries over HTTP, committed |');
+  expect(ingestSummaryRows(result)).toEqual([
+    expect.objectContaining({ ratio: result.ratio.toFixed(2), target: '—' }),
+  ]);
 });
 
 test('the wake latency benchmark runs end to end', { timeout: 120_000 }, async () => {
@@ -39,6 +63,11 @@ test('the wake latency benchmark runs end to end', { timeout: 120_000 }, async (
   }
   expect(result.takeRing.p50).toBeGreaterThan(0);
   expect(formatWakeLatencyTable(result)).toContain('MCP `notifications/message`');
+  expect(wakeLatencySummaryRows(result).map((row) => row.benchmark)).toEqual([
+    expect.stringContaining('MCP'),
+    expect.stringContaining('event-stream'),
+    expect.stringContaining('switchboard channel'),
+  ]);
 });
 
 test('the session memory benchmark runs end to end', { timeout: 180_000 }, async () => {
@@ -54,6 +83,10 @@ test('the session memory benchmark runs end to end', { timeout: 180_000 }, async
     expect(row.attached.rss).toBeGreaterThan(0);
   }
   expect(formatSessionMemoryTable(result)).toContain('MCP sessions');
+  expect(sessionMemorySummaryRows(result).map((row) => row.benchmark)).toEqual([
+    'idle memory, 10 event streams',
+    'idle memory, 10 MCP sessions',
+  ]);
 });
 
 test('the CLI start-up benchmark runs end to end', { timeout: 120_000 }, async () => {
@@ -63,4 +96,27 @@ test('the CLI start-up benchmark runs end to end', { timeout: 120_000 }, async (
   expect(result.cliMs).toHaveLength(1);
   expect(result.ratio).toBeGreaterThan(0);
   expect(formatCliStartupTable(result)).toContain('| `switchboard todo list --json` (20 todos) |');
+  expect(cliStartupSummaryRows(result)).toEqual([
+    expect.objectContaining({ ratio: result.ratio.toFixed(2) }),
+  ]);
+});
+
+test('the load run runs end to end', { timeout: 180_000 }, async () => {
+  // A few seconds at a low rate: a real server process with a webhook secret, signed deliveries,
+  // 8 workers and a wake consumer. It still checks every delivery against the ledger: each
+  // answered one has exactly one todo, completed exactly once.
+  const result = await runLoad(inject('databaseUrl'), { seconds: 3, rate: 10, warmupSeconds: 1 });
+  expect(result.sent).toBe(40);
+  expect(result.accepted).toBe(40);
+  expect(result.refused).toEqual({});
+  expect(result.lost).toEqual({ noTodo: 0, notCompleted: 0 });
+  expect(result.doubled).toEqual({ todos: 0, completions: 0, claims: 0 });
+  expect(loadFailures(result)).toBe(0);
+  expect(result.workerErrors).toEqual([]);
+  expect(result.ingest.p99).toBeGreaterThanOrEqual(result.ingest.p50);
+  expect(result.rss.samples.length).toBeGreaterThanOrEqual(2);
+  expect(result.rss.start).toBeGreaterThan(0);
+  expect(formatLoadTable(result)).toContain(
+    '| **lost** (answered 2xx, but no todo / never completed) | **0**',
+  );
 });

@@ -3,7 +3,8 @@
 //
 // Started as `node --expose-gc --import tsx bench/support/server-process.ts` (node itself, so the
 // child's pid is the server's) with BENCH_SERVER_DATABASE_URL, BENCH_SERVER_SCHEMA and
-// BENCH_SERVER_DIR. It speaks in JSON lines on stdout: `{"url", "adminToken", "pid"}` once
+// BENCH_SERVER_DIR; BENCH_SERVER_WEBHOOK_SECRET (optional) turns the GitHub webhook endpoint on,
+// and BENCH_SERVER_LOG_LEVEL (default silent) sends the server's log to stderr. It speaks in JSON lines on stdout: `{"url", "adminToken", "pid"}` once
 // listening; `{"memory": …, "cpu": …}` after each `gc` line on stdin (CPU time used so far, then
 // the heap after a full collection). SIGTERM
 // closes the server, and the process then exits by itself: anything still holding it open is a
@@ -11,7 +12,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { silentLogger } from '../../src/logger.js';
+import { createPinoLogger, silentLogger } from '../../src/logger.js';
 import { startServer } from '../../src/server/start-server.js';
 
 function required(name: string): string {
@@ -25,6 +26,7 @@ const reply = (message: unknown) => process.stdout.write(`${JSON.stringify(messa
 async function main(): Promise<void> {
   const dir = required('BENCH_SERVER_DIR');
   const credentialsFile = join(dir, 'credentials.json');
+  const logLevel = process.env.BENCH_SERVER_LOG_LEVEL || 'silent';
   const server = await startServer({
     config: {
       host: '127.0.0.1',
@@ -33,10 +35,10 @@ async function main(): Promise<void> {
       dataDir: dir,
       credentialsFile,
       logLevel: 'silent',
-      webhookSecret: undefined,
+      webhookSecret: process.env.BENCH_SERVER_WEBHOOK_SECRET || undefined,
       github: undefined,
     },
-    log: silentLogger,
+    log: logLevel === 'silent' ? silentLogger : await createPinoLogger(logLevel),
     schema: required('BENCH_SERVER_SCHEMA'),
   });
   const { token } = JSON.parse(await readFile(credentialsFile, 'utf8')) as { token: string };

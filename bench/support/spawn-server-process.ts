@@ -24,10 +24,18 @@ export interface ServerProcess {
   stop(): Promise<{ code: number | null; ms: number }>;
 }
 
+export interface ServerProcessOptions {
+  /** Turns POST /api/github/webhooks on, verifying with this secret (off without it). */
+  webhookSecret?: string;
+  /** The server's log on stderr at this level and above (`warn`, `error`); silent by default. */
+  logLevel?: string;
+}
+
 /** Starts bench/support/server-process.ts in a child process on `schema` of `databaseUrl`. */
 export async function spawnServerProcess(
   databaseUrl: string,
   schema: string,
+  options: ServerProcessOptions = {},
 ): Promise<ServerProcess> {
   const dir = await mkdtemp(join(tmpdir(), 'switchboard-bench-server-'));
   const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', ENTRY], {
@@ -37,6 +45,8 @@ export async function spawnServerProcess(
       BENCH_SERVER_DATABASE_URL: databaseUrl,
       BENCH_SERVER_SCHEMA: schema,
       BENCH_SERVER_DIR: dir,
+      BENCH_SERVER_WEBHOOK_SECRET: options.webhookSecret ?? '',
+      BENCH_SERVER_LOG_LEVEL: options.logLevel ?? 'silent',
     },
     stdio: ['pipe', 'pipe', 'inherit'],
   });
