@@ -33,10 +33,17 @@ export async function decideApproval(
   const [current] = await db<
     Pick<
       Todo,
-      'kind' | 'state' | 'assignee' | 'verdict' | 'decided_by' | 'decided_at' | 'expires_at'
+      | 'kind'
+      | 'state'
+      | 'assignee'
+      | 'verdict'
+      | 'decided_by'
+      | 'decided_at'
+      | 'expires_at'
+      | 'summary'
     >[]
   >`
-    select kind, state, assignee, verdict, decided_by, decided_at, expires_at from todos where id = ${id}`;
+    select kind, state, assignee, verdict, decided_by, decided_at, expires_at, summary from todos where id = ${id}`;
   const ref = `todo ${displayId(id)}`;
   if (!current) throw notFound(`${ref} not found`);
   if (current.kind !== 'approval') throw conflict(`${ref} is not an approval`);
@@ -47,6 +54,13 @@ export async function decideApproval(
   }
   if (current.assignee !== actor.name && !actor.principal.is_admin) {
     throw forbidden(`${ref} is for ${current.assignee} to decide (or an admin)`);
+  }
+  // Canceled: by a human, by the sweeper once it expired, or because the session that asked went
+  // away (its summary says which) — not necessarily expired.
+  if (current.state === 'canceled') {
+    throw conflict(
+      `${ref} was canceled${current.summary ? ` (${current.summary})` : ''}; it takes no verdict now`,
+    );
   }
   throw conflict(`${ref} expired without a verdict`);
 }
