@@ -34,6 +34,8 @@ export interface ChannelOptions {
 
 const INPUT_PREVIEW_MAX = 4000;
 const RECONNECT_MAX_MS = 30_000;
+/** How long a permission prompt waits for the channel to attach before it is relayed anyway. */
+const ATTACH_WAIT_MS = 10_000;
 
 /**
  * `switchboard channel`: the stdio MCP server Claude Code starts. It proxies the switchboard
@@ -69,7 +71,27 @@ export async function runChannel(options: ChannelOptions): Promise<void> {
   // and its own request_approval questions. Verdicts on anything else belong to other sessions.
   const permissionPrompts = new Map<number, string>();
   const questions = new Set<number>();
+
+  // The consumer session this channel is attached as, once its event stream said `ready`: the
+  // approvals it asks for end with it. Claude Code may relay a prompt before that (at start-up,
+  // during a reconnect); such a prompt waits for the session, or it would outlive it.
   let channelSession: string | undefined;
+  let onAttached = () => {};
+  let attached = new Promise<void>((resolve) => (onAttached = resolve));
+  const attachedSession = async () => {
+    if (channelSession === undefined) {
+      await Promise.race([
+        attached,
+        sleep(ATTACH_WAIT_MS, undefined, { signal: stopped.signal }).catch(() => {}),
+      ]);
+    }
+    return channelSession;
+  };
+  const detached = () => {
+    if (channelSession === undefined) return;
+    channelSession = undefined;
+    attached = new Promise<void>((resolve) => (onAttached = resolve));
+  };
 
   const api = async (method: string, path: string, body?: unknown) => {
     const response = await fetch(`${base}/api/v1${path}`, {
@@ -172,7 +194,7 @@ export async function runChannel(options: ChannelOptions): Promise<void> {
       body: typeof args.body === 'string' ? args.body : undefined,
       about_todo_id: typeof args.todo_id === 'number' ? args.todo_id : undefined,
       ttl_seconds: typeof args.ttl_seconds === 'number' ? args.ttl_seconds : undefined,
-      channel_session: channelSession,
+      channel_session: await attachedSession(),
     }).catch((error: unknown) => ({ error: String((error as Error).message ?? error) }));
     if ('error' in json)
       return {
@@ -203,7 +225,7 @@ export async function runChannel(options: ChannelOptions): Promise<void> {
         request_id: params.request_id,
         about_todo_id: [...held].at(-1),
         ttl_seconds: options.approvalTtlSeconds,
-        channel_session: channelSession,
+        channel_session: await attachedSession(),
       });
       permissionPrompts.set((json.todo as { id: number }).id, params.request_id);
     } catch (error) {
@@ -285,6 +307,7 @@ export async function runChannel(options: ChannelOptions): Promise<void> {
         for await (const { name, data } of readServerSentEvents(response.body)) {
           if (name === 'ready') {
             channelSession = (JSON.parse(data) as { session_id?: string }).session_id;
+            onAttached();
             failures = 0;
             if (toldUnreachable) {
               toldUnreachable = false;
@@ -298,6 +321,7 @@ export async function runChannel(options: ChannelOptions): Promise<void> {
         if (stopped.signal.aborted) return;
         log(`event stream: ${String((error as Error).message ?? error)}`);
       }
+      detached();
       // Lost or never there: say so once per outage, and keep trying without exiting.
       if (!toldUnreachable) {
         toldUnreachable = true;

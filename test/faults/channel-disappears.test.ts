@@ -148,6 +148,27 @@ test('SIGKILL mid-approval: the approval is canceled with the reason, a late ver
   }
 });
 
+test('regression: a permission prompt relayed before the channel attached was not tied to its session, and outlived it', async () => {
+  const agent = await newAgent();
+  // No waiting for the channel to attach: Claude Code may ask as soon as it is connected.
+  const claude = await startClaudeCode({
+    SWITCHBOARD_URL: server.url,
+    SWITCHBOARD_TOKEN: agent.token,
+  });
+  await claude.askPermission({
+    request_id: 'bcdef',
+    tool_name: 'Edit',
+    description: 'Edit package.json',
+    input_preview: '{}',
+  });
+  const approval = await approvalFor('bcdef');
+  await expect.poll(async () => (await channelSessions(agent.name)).length).toBe(1);
+  await killChannel(claude);
+  await expect
+    .poll(async () => (await server.api(human, 'GET', `/todos/${approval.id}`)).body.todo.state)
+    .toBe('canceled');
+});
+
 test('regression: a verdict on a canceled approval was refused as if it had expired', async () => {
   const asked = await server.api(human, 'POST', '/approvals', { question: 'Ship it today?' });
   const id = asked.body.todo.id as number;
