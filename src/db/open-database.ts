@@ -91,5 +91,16 @@ export function connect(url: string, { schema, max, log }: ConnectOptions): post
       },
     },
     onnotice: (notice) => log.debug({ notice: notice.message }, 'postgres notice'),
+    backoff: reconnectDelaySeconds,
   });
+}
+
+/**
+ * Seconds a connection waits before its next attempt after a failed one. postgres.js's default
+ * grows to 10–20 s on a count every connection of the pool adds to, so a few seconds of
+ * PostgreSQL restarting under load left requests waiting that long after it was back. Capped at
+ * a second: a refused connection costs next to nothing, and the server recovers at once.
+ */
+export function reconnectDelaySeconds(retries: number): number {
+  return (0.5 + Math.random() / 2) * Math.min(3 ** retries / 100, 1);
 }

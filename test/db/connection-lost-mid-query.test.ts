@@ -1,0 +1,78 @@
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, inject, test } from 'vitest';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+/**
+ * Runs `body` in a Node process of its own, with `sql` (postgres.js, one connection) and `kill`
+ * (ends another session's backend, as a restart or failover does) on the run's database; the
+ * process prints what `body` returns. A defect that ends the process ends only that one.
+ */
+function run(body: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const script = `
+    import postgres from 'postgres';
+    const sql = postgres(process.env.URL, { max: 1, onnotice: () => {} });
+    const killer = postgres(process.env.URL, { max: 1, onnotice: () => {} });
+    const kill = (pid) => killer\`select pg_terminate_backend(\${pid})\`;
+    const result = await (async () => { ${body} })();
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    console.log(JSON.stringify(result));
+    await Promise.all([sql.end({ timeout: 1 }), killer.end({ timeout: 1 })]);`;
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH ?? '', URL: inject('databaseUrl') },
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    child.once('error', reject);
+    child.once('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+// postgres.js 3.4.9, mended by patches/postgres+3.4.9.patch (patch-package, postinstall); see patches/README.md.
+describe.concurrent(
+  'a connection lost in the middle of a query (PostgreSQL restarted, failed over, backend killed)',
+  () => {
+    test('inside a transaction: the process survives (postgres.js sent ROLLBACK on the closed socket from a timer)', async () => {
+      const result = await run(`
+      let pid;
+      const tx = sql.begin(async (t) => {
+        [{ pid }] = await t\`select pg_backend_pid() as pid\`;
+        await t\`select pg_sleep(5)\`;
+      });
+      while (pid === undefined) await new Promise((resolve) => setTimeout(resolve, 10));
+      await kill(pid);
+      return { transaction: await tx.then(() => 'committed', (error) => error.code) };`);
+      expect(result.code, result.stderr).toBe(0);
+      expect(JSON.parse(result.stdout)).toEqual({ transaction: 'CONNECTION_CLOSED' });
+    });
+
+    test('the next query, on a new connection, does not fail with the error that ended the old one', async () => {
+      const result = await run(`
+      const [{ pid }] = await sql\`select pg_backend_pid() as pid\`;
+      const sleeping = sql\`select pg_sleep(5)\`.then(() => 'finished', (error) => error.code);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      await kill(pid);
+      const lost = await sleeping;
+      const next = await sql\`select 1 as one\`.then(([row]) => row.one, (error) => error.code);
+      return { lost, next };`);
+      expect(result.code, result.stderr).toBe(0);
+      expect(JSON.parse(result.stdout)).toMatchObject({ next: 1 });
+    });
+
+    test('while a new connection reads the array types: no unhandled rejection ends the process', async () => {
+      // The first statement of every connection is postgres.js's own (fetch_types); a statement
+      // timeout of 1 ms cancels it, as a lost connection fails it.
+      const result = await run(`
+      const impatient = postgres(process.env.URL, { max: 1, connection: { statement_timeout: 1 } });
+      const answer = await impatient\`select 1 as one\`.then(([row]) => row.one, (error) => error.code);
+      await impatient.end({ timeout: 1 });
+      return { answer };`);
+      expect(result.code, result.stderr).toBe(0);
+    });
+  },
+);

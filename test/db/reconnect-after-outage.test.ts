@@ -1,0 +1,94 @@
+import { createServer, connect as connectTcp, type Server, type Socket } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { expect, inject, test } from 'vitest';
+import { connect, reconnectDelaySeconds } from '../../src/db/open-database.js';
+import { silentLogger } from '../../src/logger.js';
+
+/** A TCP relay to the run's PostgreSQL that can be cut (as a restart or a network outage) and restored on its port. */
+async function startRelay() {
+  const target = new URL(inject('databaseUrl'));
+  const sockets = new Set<Socket>();
+  let server: Server | undefined;
+  const listen = (port: number) =>
+    new Promise<number>((resolve, reject) => {
+      server = createServer((client) => {
+        const upstream = connectTcp(Number(target.port), target.hostname);
+        for (const socket of [client, upstream]) {
+          sockets.add(socket);
+          socket.on('error', () => {}).on('close', () => sockets.delete(socket));
+        }
+        client.pipe(upstream).pipe(client);
+      });
+      server.once('error', reject);
+      server.listen(port, '127.0.0.1', () => {
+        const address = server!.address();
+        resolve(typeof address === 'object' && address ? address.port : port);
+      });
+    });
+  const port = await listen(0);
+  const url = new URL(target);
+  url.port = String(port);
+  return {
+    url: url.toString(),
+    async cut() {
+      await new Promise<void>((resolve) => {
+        server!.close(() => resolve());
+        for (const socket of sockets) socket.destroy();
+      });
+    },
+    restore: () => listen(port),
+    close() {
+      for (const socket of sockets) socket.destroy();
+      server?.close();
+    },
+  };
+}
+
+// Found by the PostgreSQL-restart fault test: every failed connection attempt of the pool added
+// to one count that postgres.js's default backoff grows on (to 10–20 s between attempts), so
+// after a few seconds of a restart under load, requests sent meanwhile waited that long before
+// even trying again — long after PostgreSQL was back.
+test('a pool hammered through an outage settles every request within a couple of seconds once the database is back', async () => {
+  const relay = await startRelay();
+  const sql = connect(relay.url, { schema: 'public', max: 10, log: silentLogger });
+  try {
+    await sql`select 1`;
+    await relay.cut();
+    // Requests keep coming while it is down, as they do on a busy server.
+    let down = true;
+    const hammering = Array.from({ length: 10 }, async () => {
+      while (down) {
+        await sql`select 1`.catch(() => {});
+        await sleep(20);
+      }
+    });
+    await sleep(1500);
+    await relay.restore();
+    down = false;
+    const back = Date.now();
+    for (;;) {
+      const ok = await sql`select 1 as one`.then(
+        () => true,
+        () => false,
+      );
+      if (ok) break;
+      if (Date.now() - back > 10_000)
+        throw new Error('no answer within 10 s of the database coming back');
+      await sleep(20);
+    }
+    // Neither the new request nor those sent during the outage waited long past it (with the
+    // default backoff they waited 10 s and more).
+    await Promise.all(hammering);
+    expect(Date.now() - back).toBeLessThan(5000);
+  } finally {
+    await sql.end({ timeout: 1 });
+    relay.close();
+  }
+});
+
+test('the wait between connection attempts stays under a second however many have failed', () => {
+  const delays = Array.from({ length: 200 }, (_, retries) => reconnectDelaySeconds(retries));
+  expect(delays[0]).toBeLessThan(0.02);
+  expect(Math.max(...delays)).toBeLessThanOrEqual(1);
+  expect(Math.min(...delays.slice(10))).toBeGreaterThanOrEqual(0.5);
+});
