@@ -272,19 +272,32 @@ export async function createDispatcher({
     await sql`delete from todo_rings r using todos t where t.id = r.todo_id and t.state <> 'pending'`;
   };
 
+  /** This process is alive; so are its sessions. A process that stops beating is dead. */
+  const beat = () => sql`
+    insert into consumer_processes (id) values (${processId})
+    on conflict (id) do update set seen_at = now()`;
+
   const heartbeat = async () => {
-    await sql`update consumer_sessions set seen_at = now() where process_id = ${processId}`;
+    await beat();
     // Sessions of processes that died: gone, with the approvals their channels were waiting on.
     const dead = await sql<{ id: string; path: string }[]>`
-      delete from consumer_sessions
-      where seen_at < now() - make_interval(secs => ${(timing.sessionTtlMs * 2) / 1000})
-      returning id, path`;
+      with dead as (
+        delete from consumer_processes
+        where seen_at < now() - make_interval(secs => ${(timing.sessionTtlMs * 2) / 1000})
+      )
+      delete from consumer_sessions s
+      where not exists (
+        select 1 from consumer_processes p
+        where p.id = s.process_id
+          and p.seen_at >= now() - make_interval(secs => ${(timing.sessionTtlMs * 2) / 1000}))
+      returning s.id, s.path`;
     await cancelSessionApprovals(
       sql,
       dead.filter((row) => row.path === 'channel').map((row) => row.id),
     );
   };
 
+  await beat();
   const unsubscribeWakes = hub.subscribe(onWake);
   const unsubscribeListen = hub.onListen(() => track(catchUp()));
   const rings = await sql.listen(ringChannel, onRemoteRing);
@@ -320,6 +333,7 @@ export async function createDispatcher({
       await Promise.allSettled([...inFlight]);
       await rings.unlisten().catch(() => {});
       await sql`delete from consumer_sessions where process_id = ${processId}`.catch(() => {});
+      await sql`delete from consumer_processes where id = ${processId}`.catch(() => {});
       local.clear();
     },
   };

@@ -81,11 +81,15 @@ export async function takeRing(sql: postgres.Sql, request: RingRequest): Promise
     if (!taken) return null;
     const { assignee, rings, last_session, ...todo } = taken;
 
-    const [session] = await tx<(RingTarget & { kind: 'session' })[]>`
+    // A session being rung for another todo this instant is passed over for a free one; only
+    // when every session that may take the todo is busy does the ring wait for one, rather than
+    // find "nobody" and store a wake that a consumer was there to hear.
+    const pickSession = (waitForBusy: boolean) => tx<(RingTarget & { kind: 'session' })[]>`
       with chosen as (
         select s.id, s.process_id, s.path, s.principal from consumer_sessions s
         join principals p on p.name = s.principal and p.revoked_at is null
-        where s.seen_at > now() - make_interval(secs => ${sessionTtlMs / 1000})
+        join consumer_processes pr on pr.id = s.process_id
+        where pr.seen_at > now() - make_interval(secs => ${sessionTtlMs / 1000})
           -- an agent is rung for its queues; a human only for work assigned to them, or on a
           -- stream that asked for a queue (an idle human session must not take agents' rings)
           and (${todo.queue} = any(p.queues) or p.name = ${assignee} or (p.kind = 'human' and s.queues is not null))
@@ -93,13 +97,15 @@ export async function takeRing(sql: postgres.Sql, request: RingRequest): Promise
           and (s.queues is null or ${todo.queue} = any(s.queues))
         order by s.id is not distinct from ${last_session}::uuid, s.last_rung_at nulls first, s.connected_at
         limit 1
-        for update of s skip locked
+        for update of s ${waitForBusy ? tx`` : tx`skip locked`}
       ), marked as (
         update consumer_sessions s set last_rung_at = now() from chosen where s.id = chosen.id
       ), ring as (
         update todo_rings set last_session = chosen.id from chosen where todo_id = ${todo.id}
       )
       select 'session' as kind, id as session_id, process_id, path, principal from chosen`;
+    let [session] = await pickSession(false);
+    if (!session) [session] = await pickSession(true);
     // The ring row and last_rung_at only steer who is rung next; if a crash loses them, the todo
     // is simply rung again (catch-up, re-ring). So this commit need not wait for the disk, and
     // the push it leads to does not wait behind a second flush.

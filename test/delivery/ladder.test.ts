@@ -244,8 +244,9 @@ describe('ringing', () => {
     // A session nobody serves any more (its process died without cleaning up). It looks alive
     // and is the longest attached, so it is rung first.
     await server.sql`
-      insert into consumer_sessions (id, principal, process_id, path, connected_at, seen_at)
-      values (gen_random_uuid(), ${agent.name}, gen_random_uuid(), 'sse', now() - interval '1 minute', now())`;
+      with process as (insert into consumer_processes (id) values (gen_random_uuid()) returning id)
+      insert into consumer_sessions (id, principal, process_id, path, connected_at)
+      select gen_random_uuid(), ${agent.name}, id, 'sse', now() - interval '1 minute' from process`;
     const live = await openEventStream(server.url, agent.token);
     try {
       const id = await create(agent.queue, 'must arrive');
@@ -281,11 +282,17 @@ describe('approvals and verdicts', () => {
         note: 'go ahead',
         content: `switchboard: approval #${id} allowed by bob — go ahead`,
       });
-      const notified = (await history(id)).filter((e) => e.action === 'notified');
-      expect(notified.map((e) => [e.data.principal, e.data.outcome])).toEqual([
-        ['bob', 'delivered'],
-        [agent.name, 'delivered'],
-      ]);
+      // Each push is recorded once it is made, which may be just after it arrived.
+      await expect
+        .poll(async () =>
+          (await history(id))
+            .filter((e) => e.action === 'notified')
+            .map((e) => [e.data.principal, e.data.outcome]),
+        )
+        .toEqual([
+          ['bob', 'delivered'],
+          [agent.name, 'delivered'],
+        ]);
     } finally {
       bob.close();
       bot.close();
