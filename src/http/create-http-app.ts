@@ -10,7 +10,7 @@ import type { Router } from 'express';
 
 export const WEBHOOK_PATH = '/api/github/webhooks';
 /** GitHub caps webhook payloads at 25 MB; nothing larger is a real delivery. */
-const WEBHOOK_MAX_BYTES = 25 * 1024 * 1024;
+export const WEBHOOK_MAX_BYTES = 25 * 1024 * 1024;
 const API_MAX_BODY = '2mb';
 
 export interface HttpAppOptions {

@@ -44,9 +44,10 @@ describe('signatures', () => {
   test('a delivery id GitHub would never send: 400, nothing stored', async () => {
     const sent = await deliver(server.url, 'ping', { id: 'x'.repeat(200) });
     expect(sent.status).toBe(400);
-    expect(JSON.parse(sent.body).error).toBe(
-      'Error: X-GitHub-Delivery must be 1 to 128 printable characters',
-    );
+    expect(JSON.parse(sent.body)).toEqual({
+      error: 'X-GitHub-Delivery must be 1 to 128 printable characters',
+      code: 'invalid',
+    });
     expect(await stored(sent.id)).toEqual({ deliveries: 0, todos: 0 });
   });
 

@@ -6,6 +6,7 @@ import { WEBHOOK_PATH } from '../../http/create-http-app.js';
 import type { Metrics } from '../../http/metrics.js';
 import type { TodoHooks } from '../../http/todo-routes.js';
 import type { Logger } from '../../logger.js';
+import { checkWebhookRequest } from './check-webhook-request.js';
 import { createWriteBackSender, type WriteBackTuning } from './create-write-back-sender.js';
 import { deliveriesRoutes } from './deliveries-routes.js';
 import { ingestDelivery } from './ingest-delivery.js';
@@ -135,8 +136,9 @@ export async function createGitHubProvider(
       },
       { probot, webhooksPath: WEBHOOK_PATH },
     );
+    const secret = webhookSecret;
     webhooks = async (req, res, next) => {
-      await middleware(req, res, next);
+      if (await checkWebhookRequest(req, res, { secret, log })) await middleware(req, res, next);
     };
   }
 

@@ -1,0 +1,85 @@
+import { verify } from '@octokit/webhooks-methods';
+import express, { type Request, type Response } from 'express';
+import { WEBHOOK_MAX_BYTES } from '../../http/create-http-app.js';
+import { sendError } from '../../http/http-error.js';
+import type { Logger } from '../../logger.js';
+
+const JSON_TYPE = /^\s*application\/json\s*(;|$)/i;
+const CHARSET = /;\s*charset\s*=\s*"?([^";\s]*)/i;
+// GitHub's event names: `issues`, `pull_request_review_comment`, `security_and_analysis`, …
+const EVENT = /^[a-z][a-z0-9_]{0,99}$/;
+const DELIVERY_ID = /^[\x21-\x7e]{1,128}$/;
+
+// The cap holds however the body is framed (a chunked body has no Content-Length to check).
+const readBody = express.raw({ type: () => true, limit: WEBHOOK_MAX_BYTES, inflate: false });
+// Strict: bytes that are not UTF-8 are refused, not replaced (GitHub sends UTF-8 only).
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/**
+ * Checks a webhook request before Probot sees it, and answers what GitHub never sends with a
+ * 4xx `{error, code}` (nothing is stored): not JSON by its content type, headers missing or
+ * malformed, a body over the cap, bytes that are not UTF-8, a signature that does not match
+ * them, JSON that is not an object. Resolves true with `req.body` set to the text,
+ * which Probot then verifies again and parses; false when it has answered.
+ */
+export async function checkWebhookRequest(
+  req: Request,
+  res: Response,
+  { secret, log }: { secret: string; log: Logger },
+): Promise<boolean> {
+  const refuse = (status: number, code: string, message: string) => {
+    // The reason only: never the payload, the signature or a header's raw value.
+    log.warn({ status, reason: message }, 'github delivery refused');
+    sendError(res, status, code, message);
+    return false;
+  };
+  const type = req.get('content-type') ?? '';
+  const charset = CHARSET.exec(type)?.[1];
+  if (!JSON_TYPE.test(type) || (charset !== undefined && !/^utf-?8$/i.test(charset))) {
+    return refuse(415, 'unsupported_media_type', 'a webhook body must be UTF-8 application/json');
+  }
+  const missing = ['x-github-event', 'x-github-delivery', 'x-hub-signature-256'].filter(
+    (name) => req.get(name) === undefined,
+  );
+  if (missing.length)
+    return refuse(400, 'invalid', `required header missing: ${missing.join(', ')}`);
+  if (!EVENT.test(req.get('x-github-event')!)) {
+    return refuse(400, 'invalid', 'X-GitHub-Event must be the name of a GitHub event');
+  }
+  if (!DELIVERY_ID.test(req.get('x-github-delivery')!)) {
+    return refuse(400, 'invalid', 'X-GitHub-Delivery must be 1 to 128 printable characters');
+  }
+
+  await new Promise<void>((resolve, reject) =>
+    readBody(req, res, (error?: Error) => (error ? reject(error) : resolve())),
+  );
+  const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+  // GitHub signs bytes and sends UTF-8 only; text that is not UTF-8 is named as such, rather
+  // than refused as a bad signature once decoding has replaced its bytes.
+  let text: string;
+  try {
+    text = utf8.decode(raw);
+  } catch {
+    return refuse(400, 'invalid', 'the body is not valid UTF-8');
+  }
+  // Decoded strictly, the text's UTF-8 bytes are exactly those received and signed.
+  const signature = req.get('x-hub-signature-256')!;
+  if (!(await verify(secret, text, signature).catch(() => false))) {
+    return refuse(
+      400,
+      'invalid',
+      'signature does not match: X-Hub-Signature-256 must be the HMAC of the body under WEBHOOK_SECRET',
+    );
+  }
+  let payload: unknown;
+  try {
+    payload = JSON.parse(text);
+  } catch {
+    return refuse(400, 'invalid', 'the body is not valid JSON');
+  }
+  if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) {
+    return refuse(400, 'invalid', 'the payload is not a JSON object');
+  }
+  req.body = text;
+  return true;
+}
