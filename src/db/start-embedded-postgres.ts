@@ -18,19 +18,20 @@ const DATABASE = 'switchboard';
 /**
  * Starts (initialising on first use) a real PostgreSQL server whose files live in `dataDir/pg`.
  * The password is generated once and kept beside the cluster (mode 0600), and the server listens
- * on 127.0.0.1 only, on a free port chosen at each start.
+ * on 127.0.0.1 only, on a free port chosen at each start — or on `port`, so that a restart is
+ * found at the same address (the fault tests stop and start it under a running server).
  */
 export async function startEmbeddedPostgres(
   dataDir: string,
   log: Logger,
-  { handleSignals = true }: { handleSignals?: boolean } = {},
+  { handleSignals = true, port: fixedPort }: { handleSignals?: boolean; port?: number } = {},
 ): Promise<EmbeddedPostgres> {
   const EmbeddedPostgresServer = await importEmbeddedPostgres(handleSignals);
   const runningAsRoot = userInfo().uid === 0;
   await mkdir(dataDir, { recursive: true, mode: 0o700 });
   const clusterDir = runningAsRoot ? await clusterDirForRoot(dataDir, log) : join(dataDir, 'pg');
   const password = await readOrCreatePassword(join(dataDir, 'pg-password'));
-  const port = await freePort();
+  const port = fixedPort ?? (await freePort());
   const server = new EmbeddedPostgresServer({
     databaseDir: clusterDir,
     port,
