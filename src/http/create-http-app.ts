@@ -5,13 +5,13 @@ import { authenticate } from './authenticate.js';
 import { createErrorHandler, HttpError, sendError } from './http-error.js';
 import type { Metrics } from './metrics.js';
 import { principalRoutes } from './principal-routes.js';
+import { readJsonBody } from './read-json-body.js';
 import { todoRoutes, type TodoHooks } from './todo-routes.js';
 import type { Router } from 'express';
 
 export const WEBHOOK_PATH = '/api/github/webhooks';
 /** GitHub caps webhook payloads at 25 MB; nothing larger is a real delivery. */
 export const WEBHOOK_MAX_BYTES = 25 * 1024 * 1024;
-const API_MAX_BODY = '2mb';
 
 export interface HttpAppOptions {
   sql: postgres.Sql;
@@ -73,7 +73,7 @@ export function createHttpApp({
   });
 
   const api = express.Router();
-  api.use(requireJsonBody, express.json({ limit: API_MAX_BODY }));
+  api.use(readJsonBody());
   api.use(authenticate(sql));
   api.use(todoRoutes(sql, hooks));
   api.use(principalRoutes(sql));
@@ -87,18 +87,6 @@ export function createHttpApp({
   app.use(createErrorHandler(log));
   return { app };
 }
-
-/** A request that carries a body must say it is JSON; one without a body passes. */
-const requireJsonBody: RequestHandler = (req, _res, next) => {
-  const hasBody =
-    Number(req.get('content-length') ?? 0) > 0 || req.get('transfer-encoding') !== undefined;
-  if (hasBody && !req.is('application/json')) {
-    return next(
-      new HttpError(415, 'unsupported_media_type', 'request body must be application/json'),
-    );
-  }
-  next();
-};
 
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;

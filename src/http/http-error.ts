@@ -38,6 +38,9 @@ export function createErrorHandler(log: Logger): ErrorRequestHandler {
       const where = issue.path.length ? `${issue.path.join('.')}: ` : '';
       return sendError(res, 400, 'invalid', `${where}${issue.message}`);
     }
+    // The router could not percent-decode a path segment (e.g. %ED%A0%80, a lone surrogate).
+    if (error instanceof URIError)
+      return sendError(res, 400, 'invalid', 'the path is not percent-encoded UTF-8');
     // body-parser's errors carry a `type` and a client status.
     const type = (error as { type?: unknown }).type;
     if (type === 'entity.too.large')

@@ -24,6 +24,7 @@ import {
   type Todo,
 } from '../ledger/index.js';
 import { isOwnChannelSession } from '../delivery/is-own-channel-session.js';
+import { assertName, assertQueue, assertStorable } from '../ledger/validate.js';
 import { actorOf } from './authenticate.js';
 
 /** What other parts of the server do when a todo changes, inside the same transaction. */
@@ -34,7 +35,13 @@ export interface TodoHooks {
   afterReply?(tx: postgres.TransactionSql, todo: Todo, text: string, actor: Actor): Promise<void>;
 }
 
-const Id = z.object({ id: z.coerce.number().int().positive().max(Number.MAX_SAFE_INTEGER) });
+// Digits only: `0x10`, `1e3` or ` 1` are not ids, though Number() would make them one.
+const PositiveInteger = z
+  .string()
+  .regex(/^[1-9][0-9]*$/, 'must be a whole number from 1')
+  .transform(Number)
+  .pipe(z.number().max(Number.MAX_SAFE_INTEGER));
+const Id = z.object({ id: PositiveInteger });
 const LeaseSeconds = z.number().int().min(1).max(86_400).default(LEASE_DEFAULT_SECONDS);
 const LeaseToken = z.uuid({ error: 'lease_token must be the UUID returned by claim' });
 const Text = z.string().max(65_536);
@@ -46,8 +53,8 @@ const ListQuery = z.strictObject({
     .enum(['true', 'false', '1', '0'])
     .transform((value) => value === 'true' || value === '1')
     .optional(),
-  limit: z.coerce.number().int().min(1).max(LIST_LIMIT_MAX).optional(),
-  before: z.coerce.number().int().positive().optional(),
+  limit: PositiveInteger.pipe(z.number().max(LIST_LIMIT_MAX)).optional(),
+  before: PositiveInteger.optional(),
 });
 
 const CreateBody = z.strictObject({
@@ -94,11 +101,15 @@ export function todoRoutes(sql: postgres.Sql, hooks: TodoHooks = {}): Router {
 
   router.get('/todos', async (req, res) => {
     const query = ListQuery.parse(req.query);
+    // A queue no todo can be on is a mistake to report, not a filter that finds nothing.
+    if (query.queue !== undefined) assertQueue(query.queue);
     res.json({ todos: await listTodos(sql, actorOf(res), query) });
   });
 
   router.post('/todos', async (req, res) => {
     const body = CreateBody.parse(bodyOf(req.body));
+    // Checked before the ledger looks the name up: a name that cannot exist is refused as such.
+    if (body.assignee != null) assertName(body.assignee, 'assignee');
     const actor = actorOf(res);
     const { todo, created } = await createTodo(sql, actor, { ...body, source: source(actor) });
     res.status(created ? 201 : 200).json({ todo, created });
@@ -155,6 +166,7 @@ export function todoRoutes(sql: postgres.Sql, hooks: TodoHooks = {}): Router {
   router.post('/todos/:id/cancel', async (req, res) => {
     const { id } = Id.parse(req.params);
     const { reason } = CancelBody.parse(bodyOf(req.body));
+    assertStorable({ reason });
     res.json({ todo: await cancelTodo(sql, actorOf(res), id, reason) });
   });
 

@@ -3,6 +3,7 @@ import { visibleTo, type Actor } from './actor.js';
 import { conflict, forbidden, notFound } from './ledger-error.js';
 import { describeState } from './lease.js';
 import { displayId, insertEvent, todoColumns, type Todo } from './todo.js';
+import { excerpt } from './neutralise-text.js';
 
 /**
  * Cancels a todo nobody is working on: waiting, quarantined, failed (retrying or dead), or an
@@ -21,7 +22,7 @@ export async function cancelTodo(
                          updated_at = now()
       where t.id = ${id} and t.state in ('pending', 'failed', 'quarantined')
       returning t.*
-    ), e as (${insertEvent(db, actor, 'canceled', reason ? { reason: reason.slice(0, 500) } : null)})
+    ), e as (${insertEvent(db, actor, 'canceled', reason ? { reason: excerpt(reason) } : null)})
     select ${todoColumns(db)} from t`;
   if (todo) return todo;
   const [exists] = await db`select 1 from todos t where t.id = ${id} and ${visibleTo(db, actor)}`;

@@ -3,6 +3,7 @@ import type { Actor } from './actor.js';
 import { updateLeasedTodo } from './lease.js';
 import type { Todo } from './todo.js';
 import { assertStorable } from './validate.js';
+import { excerpt } from './neutralise-text.js';
 
 export interface Completion {
   summary?: string | null | undefined;
@@ -24,6 +25,6 @@ export async function completeTodo(
     set: db`state = 'done', available_at = null, lease_token = null,
             summary = ${summary}, result = ${result === null ? null : db.json(result as never)}`,
     action: 'completed',
-    data: summary === null ? null : { summary: summary.slice(0, 500) },
+    data: summary === null ? null : { summary: excerpt(summary) },
   });
 }

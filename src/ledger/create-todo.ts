@@ -4,7 +4,13 @@ import { conflict, forbidden, invalid } from './ledger-error.js';
 import { findPrincipal } from './principals.js';
 import { neutraliseLine, neutraliseText } from './neutralise-text.js';
 import { insertEvent, todoColumns, type Todo, type TodoSource } from './todo.js';
-import { assertKind, assertQueue, assertStorable, translateConstraintErrors } from './validate.js';
+import {
+  assertKind,
+  assertName,
+  assertQueue,
+  assertStorable,
+  translateConstraintErrors,
+} from './validate.js';
 
 export interface NewTodo {
   queue: string;
@@ -59,7 +65,10 @@ export async function createTodo(db: Db, actor: Actor, input: NewTodo): Promise<
   }
   assertStorable({ key, url: input.url, meta: input.meta });
   const quarantined = input.quarantined === true;
-  if (input.assignee != null) await assertAssignable(db, input.assignee, input.queue);
+  if (input.assignee != null) {
+    assertName(input.assignee, 'assignee');
+    await assertAssignable(db, input.assignee, input.queue);
+  }
 
   // An insert that meets a live key does nothing; the live todo is then read in a new statement
   // (whose snapshot sees the conflicting row once its transaction committed). If that todo

@@ -3,6 +3,7 @@ import { type Actor } from './actor.js';
 import { conflict, forbidden, notFound } from './ledger-error.js';
 import { displayId, insertEvent, todoColumns, type Todo, type Verdict } from './todo.js';
 import { assertStorable } from './validate.js';
+import { excerpt } from './neutralise-text.js';
 
 /**
  * Records a human's verdict on an approval. Only a human decides — the approval's assignee or an
@@ -26,7 +27,7 @@ export async function decideApproval(
                          summary = ${note ?? null}, updated_at = now()
       where t.id = ${id} and t.kind = 'approval' and t.state = 'pending' and t.expires_at > now() and ${mayDecide}
       returning t.*
-    ), e as (${insertEvent(db, actor, verdict === 'allow' ? 'approved' : 'denied', note ? { note: note.slice(0, 500) } : null)})
+    ), e as (${insertEvent(db, actor, verdict === 'allow' ? 'approved' : 'denied', note ? { note: excerpt(note) } : null)})
     select ${todoColumns(db)} from t`;
   if (todo) return todo;
 

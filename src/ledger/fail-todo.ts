@@ -3,6 +3,7 @@ import type { Actor } from './actor.js';
 import { updateLeasedTodo } from './lease.js';
 import type { Todo } from './todo.js';
 import { assertStorable } from './validate.js';
+import { excerpt } from './neutralise-text.js';
 
 /** Seconds before attempt n+1 after attempt n failed: 10 s, doubling, at most an hour. */
 export const RETRY_BASE_SECONDS = 10;
@@ -28,6 +29,6 @@ export async function failTodo(
                                                        ${RETRY_BASE_SECONDS}::float8 * power(2, t.attempt - 1)))
             end`,
     action: 'failed',
-    data: summary === null ? null : { reason: summary.slice(0, 500) },
+    data: summary === null ? null : { reason: excerpt(summary) },
   });
 }

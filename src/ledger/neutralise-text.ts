@@ -33,6 +33,11 @@ export function neutraliseText(text: string, max = BODY_MAX): string {
   return truncate(clean, max);
 }
 
+/** The first `max` characters of a text kept in a todo's history, cut between characters. */
+export function excerpt(text: string, max = 500): string {
+  return truncate(text, max);
+}
+
 function truncate(text: string, max: number): string {
   const chars = Array.from(text);
   return chars.length <= max ? text : chars.slice(0, max - 1).join('') + '…';

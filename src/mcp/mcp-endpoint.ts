@@ -1,7 +1,8 @@
+import { isUtf8 } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import express, { Router, type Request, type Response } from 'express';
+import express, { Router, type ErrorRequestHandler, type Request, type Response } from 'express';
 import type postgres from 'postgres';
 import { authenticate, actorOf } from '../http/authenticate.js';
 import type { Dispatcher } from '../delivery/create-dispatcher.js';
@@ -158,7 +159,7 @@ export function createMcpEndpoint({
       { name: 'switchboard', version },
       { capabilities: { logging: {}, tools: {} }, instructions: INSTRUCTIONS },
     );
-    registerTodoTools(server, { sql, actor, hooks, leases: new Map() });
+    registerTodoTools(server, { sql, actor, hooks, log, leases: new Map() });
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => {
@@ -182,10 +183,11 @@ export function createMcpEndpoint({
     if (!transport.sessionId) await server.close(); // not an initialize request: nothing to keep
   };
 
-  routes.use(MCP_PATH, express.json({ limit: '2mb' }), authenticate(sql));
+  routes.use(MCP_PATH, express.json({ limit: '2mb', verify: requireUtf8 }), authenticate(sql));
   routes.post(MCP_PATH, handle);
   routes.get(MCP_PATH, handle);
   routes.delete(MCP_PATH, handle);
+  routes.use(MCP_PATH, bodyErrorsAsJsonRpc);
 
   return {
     routes,
@@ -196,6 +198,33 @@ export function createMcpEndpoint({
     },
   };
 }
+
+/**
+ * Bytes that are not UTF-8 would be decoded with U+FFFD in their place, and text stored as sent
+ * would then not be what was sent: refuse them. (body-parser answers a throw here with its
+ * `entity.verify.failed`.)
+ */
+function requireUtf8(_req: unknown, _res: unknown, body: Buffer): void {
+  if (!isUtf8(body)) throw Object.assign(new Error('the body is not UTF-8'), { status: 400 });
+}
+
+/** body-parser's refusals, by its error type: status, JSON-RPC code and message. */
+const BODY_ERRORS: Record<string, [number, number, string]> = {
+  'entity.parse.failed': [400, -32700, 'Parse error: the body is not valid JSON'],
+  'entity.verify.failed': [400, -32700, 'Parse error: the body is not UTF-8'],
+  'entity.too.large': [413, -32600, 'Invalid Request: the body is over 2 MB'],
+  'encoding.unsupported': [415, -32700, 'Parse error: the body must be UTF-8 JSON'],
+  'charset.unsupported': [415, -32700, 'Parse error: the body must be UTF-8 JSON'],
+  'request.aborted': [400, -32700, 'Parse error: the body was cut short'],
+};
+
+/** A body that never became a message is answered in JSON-RPC, as the SDK answers the rest. */
+const bodyErrorsAsJsonRpc: ErrorRequestHandler = (error, _req, res, next) => {
+  const known = BODY_ERRORS[String((error as { type?: unknown }).type)];
+  if (!known || res.headersSent) return next(error);
+  const [status, code, message] = known;
+  res.status(status).json({ jsonrpc: '2.0', error: { code, message }, id: null });
+};
 
 /** Resolves with the status code when the response head is written. */
 function statusOnceWritten(res: Response): Promise<number> {

@@ -21,11 +21,14 @@ import {
   type LedgerErrorCode,
   type Todo,
 } from '../ledger/index.js';
+import { assertName, assertQueue } from '../ledger/validate.js';
+import type { Logger } from '../logger.js';
 
 export interface ToolContext {
   sql: postgres.Sql;
   actor: Actor;
   hooks: TodoHooks;
+  log: Logger;
   /** Lease tokens this session got from its claims, so an agent need not carry them around. */
   leases: Map<number, string>;
 }
@@ -55,11 +58,20 @@ const text = (what: string, max = 65_536) =>
     .max(max, { error: `${what} is too long (at most ${max} characters)` });
 
 /**
+ * Any JSON value. Not z.json(), which recurses and so overflows the stack on a value nested
+ * thousands of levels deep; the ledger walks it without recursion and refuses over 64 levels.
+ */
+const result = z
+  .unknown()
+  .describe('Any JSON value to keep with the todo (at most 64 levels deep).');
+
+/**
  * Tool inputs, built once for every session (a session only binds its principal to them).
- * Every argument's error message says what to send instead: it is what the model reads.
+ * Every argument's error message says what to send instead: it is what the model reads. Unknown
+ * arguments are refused, not dropped: a misspelt optional one would otherwise go unnoticed.
  */
 const INPUT = {
-  list_todos: z.object({
+  list_todos: z.strictObject({
     queue: queue.optional(),
     state: z
       .enum([...TODO_STATES, 'open', 'all'], {
@@ -72,27 +84,27 @@ const INPUT = {
       .describe('Only todos assigned to you or claimed by you.'),
     limit: z.number({ error: 'limit must be a number' }).int().min(1).max(500).optional(),
   }),
-  get_todo: z.object({ todo_id: todoId }),
-  claim_todo: z.object({ todo_id: todoId, lease_seconds: leaseSeconds }),
-  claim_next: z.object({ queue, lease_seconds: leaseSeconds }),
-  heartbeat_todo: z.object({
+  get_todo: z.strictObject({ todo_id: todoId }),
+  claim_todo: z.strictObject({ todo_id: todoId, lease_seconds: leaseSeconds }),
+  claim_next: z.strictObject({ queue, lease_seconds: leaseSeconds }),
+  heartbeat_todo: z.strictObject({
     todo_id: todoId,
     lease_token: leaseToken,
     lease_seconds: leaseSeconds,
   }),
-  complete_todo: z.object({
+  complete_todo: z.strictObject({
     todo_id: todoId,
     lease_token: leaseToken,
     summary: text('summary').optional(),
-    result: z.json().optional().describe('Any JSON value to keep with the todo.'),
+    result: result.optional(),
   }),
-  fail_todo: z.object({
+  fail_todo: z.strictObject({
     todo_id: todoId,
     lease_token: leaseToken,
     reason: text('reason').optional(),
   }),
-  release_todo: z.object({ todo_id: todoId, lease_token: leaseToken }),
-  create_todo: z.object({
+  release_todo: z.strictObject({ todo_id: todoId, lease_token: leaseToken }),
+  create_todo: z.strictObject({
     queue,
     title: text('title', 10_000),
     body: text('body').optional(),
@@ -100,8 +112,8 @@ const INPUT = {
     key: text('key', 200).optional().describe('Idempotency key.'),
     assignee: z.string({ error: 'assignee must be the name of an agent or human' }).optional(),
   }),
-  reply: z.object({ todo_id: todoId, text: text('text', 16_384) }),
-  request_approval: z.object({
+  reply: z.strictObject({ todo_id: todoId, text: text('text', 16_384) }),
+  request_approval: z.strictObject({
     question: text('question', 10_000),
     body: text('body').optional().describe('Details for the human.'),
     todo_id: todoId.optional().describe('The todo the question is about.'),
@@ -136,16 +148,12 @@ function ok(data: unknown, summary?: string): CallToolResult {
   };
 }
 
-function refusal(error: unknown): CallToolResult {
-  if (!(error instanceof LedgerError)) throw error;
+function refusal(error: LedgerError): CallToolResult {
   return {
     isError: true,
     content: [{ type: 'text', text: `${error.message}. ${NEXT_STEP[error.code]}` }],
   };
 }
-
-/** Runs a tool body; the ledger's refusals become `isError` results with a next step. */
-const run = (body: () => Promise<CallToolResult>) => body().catch(refusal);
 
 /** A compact todo for lists: get_todo has the rest. */
 function listed(todo: Todo) {
@@ -156,7 +164,26 @@ function listed(todo: Todo) {
 
 /** The tools of DESIGN §5.4, bound to one principal's session. None can record a verdict. */
 export function registerTodoTools(server: McpServer, context: ToolContext): void {
-  const { sql, actor, hooks, leases } = context;
+  const { sql, actor, hooks, leases, log } = context;
+  /**
+   * Runs a tool body; the ledger's refusals become `isError` results with a next step. Anything
+   * else is a bug or an outage: logged, and answered without its message, which may quote SQL or
+   * the driver (the SDK would otherwise hand `error.message` to the model).
+   */
+  const run = (tool: string, body: () => Promise<CallToolResult>) =>
+    body().catch((error: unknown): CallToolResult => {
+      if (error instanceof LedgerError) return refusal(error);
+      log.error({ err: error, tool, principal: actor.name }, 'MCP tool failed');
+      return {
+        isError: true,
+        content: [
+          {
+            type: 'text',
+            text: `${tool} failed inside switchboard (the server log has the details). Try again later; if it keeps failing, tell your human.`,
+          },
+        ],
+      };
+    });
   const tokenFor = (id: number, given: string | undefined) => {
     const token = given ?? leases.get(id);
     if (!token)
@@ -175,7 +202,12 @@ export function registerTodoTools(server: McpServer, context: ToolContext): void
       inputSchema: INPUT.list_todos,
       annotations: { readOnlyHint: true },
     },
-    (args) => run(async () => ok({ todos: (await listTodos(sql, actor, args)).map(listed) })),
+    (args) =>
+      run('list_todos', async () => {
+        // Only names are filtered on: anything else is a mistake to point out, not an empty list.
+        if (args.queue !== undefined) assertQueue(args.queue);
+        return ok({ todos: (await listTodos(sql, actor, args)).map(listed) });
+      }),
   );
 
   server.registerTool(
@@ -185,7 +217,7 @@ export function registerTodoTools(server: McpServer, context: ToolContext): void
       inputSchema: INPUT.get_todo,
       annotations: { readOnlyHint: true },
     },
-    ({ todo_id }) => run(async () => ok(await getTodoWithHistory(sql, actor, todo_id))),
+    ({ todo_id }) => run('get_todo', async () => ok(await getTodoWithHistory(sql, actor, todo_id))),
   );
 
   server.registerTool(
@@ -196,7 +228,7 @@ export function registerTodoTools(server: McpServer, context: ToolContext): void
       inputSchema: INPUT.claim_todo,
     },
     ({ todo_id, lease_seconds }) =>
-      run(async () => {
+      run('claim_todo', async () => {
         const todo = await claimTodo(sql, actor, todo_id, lease_seconds);
         leases.set(todo.id, todo.lease_token);
         return ok({ todo }, `claimed todo #${todo.id}`);
@@ -211,7 +243,7 @@ export function registerTodoTools(server: McpServer, context: ToolContext): void
       inputSchema: INPUT.claim_next,
     },
     ({ queue, lease_seconds }) =>
-      run(async () => {
+      run('claim_next', async () => {
         const todo = await claimNextTodo(sql, actor, queue, lease_seconds);
         if (!todo) return ok({ todo: null }, `no pending todo on ${queue}`);
         leases.set(todo.id, todo.lease_token);
@@ -226,7 +258,7 @@ export function registerTodoTools(server: McpServer, context: ToolContext): void
       inputSchema: INPUT.heartbeat_todo,
     },
     ({ todo_id, lease_token, lease_seconds }) =>
-      run(async () =>
+      run('heartbeat_todo', async () =>
         ok({
           todo: await heartbeatTodo(
             sql,
@@ -246,7 +278,7 @@ export function registerTodoTools(server: McpServer, context: ToolContext): void
       inputSchema: INPUT.complete_todo,
     },
     ({ todo_id, lease_token, summary, result }) =>
-      run(async () => {
+      run('complete_todo', async () => {
         const token = tokenFor(todo_id, lease_token);
         const todo = await sql.begin(async (tx) => {
           const done = await completeTodo(tx, actor, todo_id, token, { summary, result });
@@ -266,7 +298,7 @@ export function registerTodoTools(server: McpServer, context: ToolContext): void
       inputSchema: INPUT.fail_todo,
     },
     ({ todo_id, lease_token, reason }) =>
-      run(async () => {
+      run('fail_todo', async () => {
         const todo = await failTodo(sql, actor, todo_id, tokenFor(todo_id, lease_token), reason);
         finished(todo_id);
         return ok({ todo });
@@ -280,7 +312,7 @@ export function registerTodoTools(server: McpServer, context: ToolContext): void
       inputSchema: INPUT.release_todo,
     },
     ({ todo_id, lease_token }) =>
-      run(async () => {
+      run('release_todo', async () => {
         const todo = await releaseTodo(sql, actor, todo_id, tokenFor(todo_id, lease_token));
         finished(todo_id);
         return ok({ todo });
@@ -295,7 +327,8 @@ export function registerTodoTools(server: McpServer, context: ToolContext): void
       inputSchema: INPUT.create_todo,
     },
     (args) =>
-      run(async () => {
+      run('create_todo', async () => {
+        if (args.assignee !== undefined) assertName(args.assignee, 'assignee');
         const { todo, created } = await createTodo(sql, actor, {
           ...args,
           source: sourceOf(actor),
@@ -315,7 +348,7 @@ export function registerTodoTools(server: McpServer, context: ToolContext): void
       inputSchema: INPUT.reply,
     },
     ({ todo_id, text: reply }) =>
-      run(async () => {
+      run('reply', async () => {
         const replied = await sql.begin(async (tx) => {
           const result = await replyToTodo(tx, actor, todo_id, reply);
           await hooks.afterReply?.(tx, result.todo, result.text, actor);
@@ -333,7 +366,7 @@ export function registerTodoTools(server: McpServer, context: ToolContext): void
       inputSchema: INPUT.request_approval,
     },
     ({ question, body, todo_id, ttl_seconds }) =>
-      run(async () => {
+      run('request_approval', async () => {
         const todo = await requestApproval(sql, actor, {
           question,
           body,

@@ -55,11 +55,18 @@ const TABLES = [
   'consumer_webhooks',
 ] as const;
 
-/** Row counts of every table a request could write to (not the dispatcher's own bookkeeping). */
+/**
+ * Row counts of every table a request could write to (not the dispatcher's own bookkeeping).
+ * History counts only what humans and agents did: switchboard writes some on its own, in its own
+ * time (the dispatcher's `wake_stored` after a todo is made, the sweeper's `retry_due` after a
+ * failure), and a request under test is never the system's.
+ */
 export async function countRows(sql: postgres.Sql): Promise<Record<string, number>> {
   const counts: Record<string, number> = {};
   for (const table of TABLES) {
-    const [row] = await sql<{ n: number }[]>`select count(*)::int as n from ${sql(table)}`;
+    const [row] = await sql<{ n: number }[]>`
+      select count(*)::int as n from ${sql(table)}
+      ${table === 'todo_events' ? sql`where actor_kind <> 'system'` : sql``}`;
     counts[table] = row!.n;
   }
   return counts;

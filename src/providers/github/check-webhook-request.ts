@@ -2,10 +2,9 @@ import { verify } from '@octokit/webhooks-methods';
 import express, { type Request, type Response } from 'express';
 import { WEBHOOK_MAX_BYTES } from '../../http/create-http-app.js';
 import { sendError } from '../../http/http-error.js';
+import { isUtf8Json } from '../../http/is-utf8-json.js';
 import type { Logger } from '../../logger.js';
 
-const JSON_TYPE = /^\s*application\/json\s*(;|$)/i;
-const CHARSET = /;\s*charset\s*=\s*"?([^";\s]*)/i;
 // GitHub's event names: `issues`, `pull_request_review_comment`, `security_and_analysis`, …
 const EVENT = /^[a-z][a-z0-9_]{0,99}$/;
 const DELIVERY_ID = /^[\x21-\x7e]{1,128}$/;
@@ -33,9 +32,7 @@ export async function checkWebhookRequest(
     sendError(res, status, code, message);
     return false;
   };
-  const type = req.get('content-type') ?? '';
-  const charset = CHARSET.exec(type)?.[1];
-  if (!JSON_TYPE.test(type) || (charset !== undefined && !/^utf-?8$/i.test(charset))) {
+  if (!isUtf8Json(req.get('content-type'))) {
     return refuse(415, 'unsupported_media_type', 'a webhook body must be UTF-8 application/json');
   }
   const missing = ['x-github-event', 'x-github-delivery', 'x-hub-signature-256'].filter(
