@@ -1,5 +1,8 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import {
+  StreamableHTTPClientTransport,
+  StreamableHTTPError,
+} from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import {
@@ -8,9 +11,12 @@ import {
   type CallToolResult,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
-import type { Readable, Writable } from 'node:stream';
+import { Transform, type Readable, type Writable } from 'node:stream';
+import { EventSourceParserStream } from 'eventsource-parser/stream';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { z } from 'zod';
 import type { Doorbell } from '../delivery/doorbell.js';
+import { excerpt, neutraliseLine } from '../ledger/neutralise-text.js';
 import {
   CHANNEL_CAPABILITIES,
   CHANNEL_INSTRUCTIONS,
@@ -33,9 +39,44 @@ export interface ChannelOptions {
 }
 
 const INPUT_PREVIEW_MAX = 4000;
+const TOOL_NAME_MAX = 200;
+const DESCRIPTION_MAX = 2000;
+/**
+ * The longest stdin line read. The MCP SDK's stdio transport closes (and so ends the channel)
+ * when its read buffer passes 10 MB; longer lines are dropped before they reach it.
+ */
+const LINE_MAX_BYTES = 8 * 1024 * 1024;
 const RECONNECT_MAX_MS = 30_000;
 /** How long a permission prompt waits for the channel to attach before it is relayed anyway. */
 const ATTACH_WAIT_MS = 10_000;
+
+/**
+ * request_approval's arguments, answered here rather than on /mcp: the same rules and hints as
+ * there (src/mcp/todo-tools.ts), so that a mistyped argument is refused, never silently dropped.
+ */
+const QuestionArgs = z.object({
+  question: z
+    .string({ error: 'question must be the yes/no question for your human' })
+    .max(10_000, { error: 'question is too long (at most 10000 characters)' })
+    .refine((question) => question.trim() !== '', {
+      error: 'question must be the yes/no question for your human',
+    }),
+  body: z
+    .string({ error: 'body must be text' })
+    .max(65_536, { error: 'body is too long (at most 65536 characters)' })
+    .optional(),
+  todo_id: z
+    .number({ error: 'todo_id must be the number of a todo, e.g. 42 (list_todos shows them)' })
+    .int({ error: 'todo_id must be a whole number' })
+    .positive({ error: 'todo_id must be positive' })
+    .optional(),
+  ttl_seconds: z
+    .number({ error: 'ttl_seconds must be a number of seconds' })
+    .int({ error: 'ttl_seconds must be a whole number of seconds' })
+    .min(1, { error: 'ttl_seconds must be at least 1' })
+    .max(604_800, { error: 'ttl_seconds must be at most 604800 (7 days)' })
+    .optional(),
+});
 
 /**
  * `switchboard channel`: the stdio MCP server Claude Code starts. It proxies the switchboard
@@ -137,6 +178,18 @@ export async function runChannel(options: ChannelOptions): Promise<void> {
     ],
   });
 
+  /** The server was reached and said no (a 4xx): not a reason to try again in a minute. */
+  const refused = (error: unknown): CallToolResult | undefined => {
+    if (!(error instanceof StreamableHTTPError)) return undefined;
+    const status = error.code;
+    if (status === undefined || status < 400 || status >= 500) return undefined;
+    const text =
+      status === 401 || status === 403
+        ? `switchboard at ${base} refused this channel's token (HTTP ${status}); nothing changed. Ask your human to check SWITCHBOARD_TOKEN.`
+        : `switchboard refused the call (HTTP ${status}${reasonOf(error.message)}); nothing changed. Fix the arguments and call again.`;
+    return { isError: true, content: [{ type: 'text', text }] };
+  };
+
   server.setRequestHandler(ListToolsRequestSchema, async () => {
     try {
       const { tools } = await (await connectRemote()).listTools();
@@ -170,30 +223,31 @@ export async function runChannel(options: ChannelOptions): Promise<void> {
       noteHeld(name, args, result);
       return result;
     } catch (error) {
-      log(`tool ${name} failed: ${String(error)}`);
-      return unreachable();
+      log(
+        `tool ${JSON.stringify(name.slice(0, 100))} failed: ${JSON.stringify(String(error).slice(0, 300))}`,
+      );
+      return refused(error) ?? unreachable();
     }
   });
 
   /** request_approval is answered here, so that its verdict comes back to this session only. */
   const askQuestion = async (args: Record<string, unknown>): Promise<CallToolResult> => {
-    const question = args.question;
-    if (typeof question !== 'string' || question.trim() === '') {
+    const parsed = QuestionArgs.safeParse(args);
+    if (!parsed.success) {
+      const problems = [...new Set(parsed.error.issues.map((issue) => issue.message))];
       return {
         isError: true,
         content: [
-          {
-            type: 'text',
-            text: 'question must be the yes/no question for your human. Fix the arguments and call again.',
-          },
+          { type: 'text', text: `${problems.join('; ')}. Fix the arguments and call again.` },
         ],
       };
     }
+    const { question, body, todo_id, ttl_seconds } = parsed.data;
     const json = await api('POST', '/approvals', {
       question,
-      body: typeof args.body === 'string' ? args.body : undefined,
-      about_todo_id: typeof args.todo_id === 'number' ? args.todo_id : undefined,
-      ttl_seconds: typeof args.ttl_seconds === 'number' ? args.ttl_seconds : undefined,
+      body,
+      about_todo_id: todo_id,
+      ttl_seconds,
       channel_session: await attachedSession(),
     }).catch((error: unknown) => ({ error: String((error as Error).message ?? error) }));
     if ('error' in json)
@@ -220,8 +274,10 @@ export async function runChannel(options: ChannelOptions): Promise<void> {
   server.setNotificationHandler(PermissionRequest, async ({ params }) => {
     try {
       const json = await api('POST', '/approvals', {
-        question: `Claude Code wants to use ${params.tool_name}: ${params.description}`,
-        body: params.input_preview.slice(0, INPUT_PREVIEW_MAX),
+        // Cut before sending: the human sees a one-line title of 200 characters anyway, and an
+        // over-long question would be refused, leaving the prompt unrelayed.
+        question: `Claude Code wants to use ${excerpt(params.tool_name, TOOL_NAME_MAX)}: ${excerpt(params.description, DESCRIPTION_MAX)}`,
+        body: excerpt(params.input_preview, INPUT_PREVIEW_MAX),
         request_id: params.request_id,
         about_todo_id: [...held].at(-1),
         ttl_seconds: options.approvalTtlSeconds,
@@ -293,6 +349,7 @@ export async function runChannel(options: ChannelOptions): Promise<void> {
     let failures = 0;
     let toldUnreachable = false;
     while (!stopped.signal.aborted) {
+      let tokenRefused: number | undefined;
       try {
         const response = await fetch(`${base}/api/v1/events?consumer=channel`, {
           headers: {
@@ -302,6 +359,7 @@ export async function runChannel(options: ChannelOptions): Promise<void> {
           },
           signal: stopped.signal,
         });
+        if (response.status === 401 || response.status === 403) tokenRefused = response.status;
         if (!response.ok || !response.body)
           throw new Error(`the event stream answered HTTP ${response.status}`);
         for await (const { name, data } of readServerSentEvents(response.body)) {
@@ -314,7 +372,12 @@ export async function runChannel(options: ChannelOptions): Promise<void> {
               event({ content: 'switchboard: connected again', meta: { event: 'status' } });
             }
           } else if (name === 'wake' || name === 'digest') {
-            onDoorbell(JSON.parse(data) as Doorbell);
+            // One unreadable doorbell is logged and skipped; it must not end the stream.
+            try {
+              onDoorbell(JSON.parse(data) as Doorbell);
+            } catch (error) {
+              log(`ignored an unreadable ${name} event: ${String((error as Error).message)}`);
+            }
           }
         }
       } catch (error) {
@@ -326,7 +389,9 @@ export async function runChannel(options: ChannelOptions): Promise<void> {
       if (!toldUnreachable) {
         toldUnreachable = true;
         event({
-          content: `switchboard: cannot reach ${base}; retrying. Waiting todos stay queued and arrive as a digest when it is back.`,
+          content: tokenRefused
+            ? `switchboard: ${base} refused this channel's token (HTTP ${tokenRefused}); retrying. Ask your human to check SWITCHBOARD_TOKEN.`
+            : `switchboard: cannot reach ${base}; retrying. Waiting todos stay queued and arrive as a digest when it is back.`,
           meta: { event: 'status' },
         });
       }
@@ -337,17 +402,36 @@ export async function runChannel(options: ChannelOptions): Promise<void> {
     }
   };
 
+  // Whatever stdin carries that is not JSON-RPC, or fails a handler's schema, is dropped: say so
+  // on stderr (briefly: the input may be huge or hostile), never on stdout.
+  server.onerror = (error) =>
+    log(`ignored: ${JSON.stringify(String(error.message).slice(0, 300))}`);
+
   server.oninitialized = () => {
+    // A repeated `initialized` is not a second session: one event stream per process.
+    if (initialized) return;
     initialized = true;
     for (const message of pending.splice(0)) send(message);
     void consumeEvents();
   };
 
-  const transport = new StdioServerTransport(options.stdin, options.stdout);
   const stdin = options.stdin ?? process.stdin;
+  const transport = new StdioServerTransport(
+    stdin.pipe(
+      dropOverlongLines(LINE_MAX_BYTES, (bytes) =>
+        log(`ignored a line of ${bytes} bytes or more (at most ${LINE_MAX_BYTES})`),
+      ),
+    ),
+    options.stdout,
+  );
   const closedInput = new Promise<void>((resolve) => {
     stdin.once('end', resolve);
     stdin.once('close', resolve);
+    // Piped, stdin's errors no longer reach the transport: an unreadable stdin is a closed one.
+    stdin.on('error', (error) => {
+      log(`stdin: ${String(error.message)}`);
+      resolve();
+    });
     transport.onclose = () => resolve();
   });
   await server.connect(transport);
@@ -359,20 +443,65 @@ export async function runChannel(options: ChannelOptions): Promise<void> {
   void remote?.then((client) => client.close()).catch(() => {});
 }
 
-/** Server-sent events from a fetch body: `event:` name and `data:` line of each block. */
+/** `: why`, from the JSON-RPC error a refusing server sent, if there is one to read. */
+function reasonOf(message: string): string {
+  const quoted = /"message":("(?:[^"\\]|\\.)*")/.exec(message)?.[1];
+  if (quoted === undefined) return '';
+  try {
+    return `: ${neutraliseLine(JSON.parse(quoted) as string, 200)}`;
+  } catch {
+    return '';
+  }
+}
+
+/**
+ * Passes stdin on a whole line at a time and drops any line longer than `max` bytes (up to its
+ * newline), so that no single line can overflow the transport's read buffer.
+ */
+function dropOverlongLines(max: number, onDrop: (bytes: number) => void): Transform {
+  let held: Buffer[] = [];
+  let heldBytes = 0;
+  let dropping = false;
+  return new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      let rest = chunk;
+      while (rest.length > 0) {
+        const newline = rest.indexOf(0x0a);
+        const end = newline === -1 ? rest.length : newline + 1;
+        const piece = rest.subarray(0, end);
+        rest = rest.subarray(end);
+        if (!dropping && heldBytes + piece.length > max + 1) {
+          onDrop(heldBytes + piece.length);
+          held = [];
+          heldBytes = 0;
+          dropping = true;
+        }
+        if (dropping) {
+          if (newline !== -1) dropping = false;
+          continue;
+        }
+        held.push(piece);
+        heldBytes += piece.length;
+        if (newline !== -1) {
+          this.push(held.length === 1 ? held[0] : Buffer.concat(held));
+          held = [];
+          heldBytes = 0;
+        }
+      }
+      done();
+    },
+  });
+}
+
+/**
+ * Server-sent events from a fetch body: the name and data of each event (eventsource-parser:
+ * lines end at LF/CR only, so JSON carrying U+2028 or U+2029 unescaped stays one line).
+ */
 async function* readServerSentEvents(
   body: ReadableStream<Uint8Array>,
 ): AsyncGenerator<{ name: string; data: string }> {
-  let buffer = '';
-  for await (const chunk of body.pipeThrough(new TextDecoderStream())) {
-    buffer += chunk;
-    let end: number;
-    while ((end = buffer.indexOf('\n\n')) >= 0) {
-      const block = buffer.slice(0, end);
-      buffer = buffer.slice(end + 2);
-      const name = /^event: ?(.*)$/m.exec(block)?.[1];
-      const data = /^data: ?(.*)$/m.exec(block)?.[1];
-      if (name && data !== undefined) yield { name, data };
-    }
-  }
+  const events = body
+    .pipeThrough(new TextDecoderStream())
+    .pipeThrough(new EventSourceParserStream());
+  for await (const { event, data } of events) if (event) yield { name: event, data };
 }
