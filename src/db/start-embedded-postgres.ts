@@ -131,7 +131,8 @@ async function readOrCreatePassword(file: string): Promise<string> {
   }
 }
 
-function freePort(): Promise<number> {
+/** A TCP port on 127.0.0.1 that nothing listens on right now. */
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const probe = createServer();
     probe.once('error', reject);
@@ -170,7 +171,8 @@ async function stopOrphanedServer(clusterDir: string, log: Logger): Promise<void
   }
 }
 
-function isAlive(pid: number): boolean {
+/** Whether a process with this pid exists (it may be another user's). */
+export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

@@ -9,7 +9,6 @@ import {
   revokeAgent,
   type Principal,
 } from '../ledger/index.js';
-import { assertName } from '../ledger/validate.js';
 import { actorOf } from './authenticate.js';
 
 const AgentBody = z.strictObject({
@@ -56,7 +55,6 @@ export function principalRoutes(sql: postgres.Sql): Router {
 
   router.post('/agents', async (req, res) => {
     const body = AgentBody.parse(req.body ?? {});
-    if (body.owner !== undefined) assertName(body.owner, 'owner');
     const { agent, token } = await sql.begin(async (tx) => {
       const agent = await createAgent(tx, actorOf(res), body);
       return { agent, token: await issueToken(tx, agent.id) };
@@ -66,7 +64,6 @@ export function principalRoutes(sql: postgres.Sql): Router {
 
   router.post('/agents/:name/revoke', async (req, res) => {
     const { name } = Name.parse(req.params);
-    assertName(name);
     res.json({ agent: publicPrincipal(await revokeAgent(sql, actorOf(res), name)) });
   });
 

@@ -4,6 +4,7 @@ import { conflict, forbidden, notFound } from './ledger-error.js';
 import { describeState } from './lease.js';
 import { displayId, insertEvent, todoColumns, type Todo } from './todo.js';
 import { excerpt } from './neutralise-text.js';
+import { assertStorable } from './validate.js';
 
 /**
  * Cancels a todo nobody is working on: waiting, quarantined, failed (retrying or dead), or an
@@ -16,6 +17,7 @@ export async function cancelTodo(
   reason?: string | null,
 ): Promise<Todo> {
   if (actor.kind === 'agent') throw forbidden('only a human may cancel a todo');
+  assertStorable({ reason });
   const [todo] = await db<Todo[]>`
     with t as (
       update todos t set state = 'canceled', available_at = null, summary = coalesce(${reason ?? null}, t.summary),

@@ -2,6 +2,7 @@ import type { Db } from '../db/open-database.js';
 import { visibleTo, type Actor } from './actor.js';
 import { invalid } from './ledger-error.js';
 import { TODO_STATES, todoColumns, type Todo, type TodoState } from './todo.js';
+import { assertQueue } from './validate.js';
 
 export interface TodoFilter {
   queue?: string | undefined;
@@ -22,6 +23,8 @@ export async function listTodos(db: Db, actor: Actor, filter: TodoFilter = {}): 
   if (!Number.isInteger(limit) || limit < 1 || limit > LIST_LIMIT_MAX) {
     throw invalid(`limit must be a whole number from 1 to ${LIST_LIMIT_MAX}`);
   }
+  // A queue no todo can be on is a mistake to report, not a filter that finds nothing.
+  if (filter.queue !== undefined) assertQueue(filter.queue);
   const state = filter.state ?? 'open';
   if (state !== 'open' && state !== 'all' && !TODO_STATES.includes(state)) {
     throw invalid(`state must be one of ${[...TODO_STATES, 'open', 'all'].join(', ')}`);

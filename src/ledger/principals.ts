@@ -57,6 +57,7 @@ export interface NewAgent {
 export async function createAgent(db: Db, actor: Actor, input: NewAgent): Promise<Principal> {
   if (actor.kind !== 'human') throw forbidden('only a human may add agents');
   const owner = input.owner ?? actor.name;
+  assertName(owner, 'owner');
   if (owner !== actor.name && !actor.principal.is_admin)
     throw forbidden('only an admin may add agents for someone else');
   assertName(input.name);
@@ -94,6 +95,7 @@ export async function listPrincipals(
 /** Revokes an agent and every token it has, at once. Its owner or an admin may do it. */
 export async function revokeAgent(db: Db, actor: Actor, name: string): Promise<Principal> {
   if (actor.kind === 'agent') throw forbidden('only a human may revoke agents');
+  assertName(name);
   const ownOnly = actor.kind === 'human' && !actor.principal.is_admin;
   const [agent] = await db<Principal[]>`
     with p as (

@@ -21,7 +21,6 @@ import {
   type LedgerErrorCode,
   type Todo,
 } from '../ledger/index.js';
-import { assertName, assertQueue } from '../ledger/validate.js';
 import type { Logger } from '../logger.js';
 
 export interface ToolContext {
@@ -203,11 +202,7 @@ export function registerTodoTools(server: McpServer, context: ToolContext): void
       annotations: { readOnlyHint: true },
     },
     (args) =>
-      run('list_todos', async () => {
-        // Only names are filtered on: anything else is a mistake to point out, not an empty list.
-        if (args.queue !== undefined) assertQueue(args.queue);
-        return ok({ todos: (await listTodos(sql, actor, args)).map(listed) });
-      }),
+      run('list_todos', async () => ok({ todos: (await listTodos(sql, actor, args)).map(listed) })),
   );
 
   server.registerTool(
@@ -328,7 +323,6 @@ export function registerTodoTools(server: McpServer, context: ToolContext): void
     },
     (args) =>
       run('create_todo', async () => {
-        if (args.assignee !== undefined) assertName(args.assignee, 'assignee');
         const { todo, created } = await createTodo(sql, actor, {
           ...args,
           source: sourceOf(actor),

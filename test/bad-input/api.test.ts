@@ -3,6 +3,7 @@ import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import {
   BAD_BODIES,
+  chunked,
   countRows,
   expectNothingLeaked,
   readBad,
@@ -262,13 +263,7 @@ describe('content types, encodings and sizes', () => {
         const response = await fetch(`${server.url}/api/v1/todos`, {
           method: 'POST',
           headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' },
-          body: new ReadableStream({
-            start(controller) {
-              for (let at = 0; at < bytes.length; at += 1 << 18)
-                controller.enqueue(bytes.subarray(at, at + (1 << 18)));
-              controller.close();
-            },
-          }),
+          body: chunked(bytes, 1 << 18),
           duplex: 'half',
         });
         return { status: response.status, text: await response.text() };

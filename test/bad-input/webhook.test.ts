@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { readFixture } from '../github/deliver.js';
 import {
   BAD_BODIES,
+  chunked,
   countRows,
   expectNothingLeaked,
   readBad,
@@ -195,13 +196,7 @@ describe('refused: 4xx {error, code}, nothing stored', () => {
             'x-github-delivery': randomUUID(),
             'x-hub-signature-256': signature,
           },
-          body: new ReadableStream({
-            start(controller) {
-              for (let at = 0; at < body.length; at += 1 << 20)
-                controller.enqueue(body.subarray(at, at + (1 << 20)));
-              controller.close();
-            },
-          }),
+          body: chunked(body, 1 << 20),
           duplex: 'half',
         });
         return { status: response.status, text: await response.text() };

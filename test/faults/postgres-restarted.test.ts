@@ -9,7 +9,7 @@ import { silentLogger } from '../../src/logger.js';
 import { createCliHome, type CliHome } from '../cli/support/run-cli.js';
 import { readFixture } from '../github/deliver.js';
 import { openEventStream } from '../support/event-stream.js';
-import { freePort } from '../support/free-port.js';
+import { freePort } from '../../src/db/start-embedded-postgres.js';
 import { startOwnPostgres, type OwnPostgres } from '../support/own-postgres.js';
 import {
   readAdminToken,

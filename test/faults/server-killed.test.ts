@@ -8,7 +8,7 @@ import postgres from 'postgres';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { readFixture } from '../github/deliver.js';
 import { createCliHome, type CliHome } from '../cli/support/run-cli.js';
-import { freePort } from '../support/free-port.js';
+import { freePort, isAlive } from '../../src/db/start-embedded-postgres.js';
 import { startServerProcess, type ServerProcess } from '../support/server-process.js';
 
 const SECRET = 'fault-test-webhook-secret';
@@ -50,15 +50,6 @@ async function postmasterPid(): Promise<number | undefined> {
   const text = await readFile(clusterFile('postmaster.pid'), 'utf8').catch(() => '');
   const pid = Number.parseInt(text.split('\n')[0] ?? '', 10);
   return Number.isInteger(pid) && pid > 0 && isAlive(pid) ? pid : undefined;
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 /** A pool on the server's embedded PostgreSQL as it runs now (its port changes at every start). */

@@ -45,6 +45,17 @@ export const STRINGS = JSON.parse(readBad('strings.json').toString('utf8')) as {
   not_storable: HostileString[];
 };
 
+/** Bytes as a request body sent in chunks of `size`, with no Content-Length (chunked encoding). */
+export function chunked(bytes: Uint8Array, size: number): ReadableStream<Uint8Array> {
+  return new ReadableStream({
+    start(controller) {
+      for (let at = 0; at < bytes.length; at += size)
+        controller.enqueue(bytes.subarray(at, at + size));
+      controller.close();
+    },
+  });
+}
+
 const TABLES = [
   'principals',
   'tokens',

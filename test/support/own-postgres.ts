@@ -2,11 +2,11 @@ import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
+  freePort,
   startEmbeddedPostgres,
   type EmbeddedPostgres,
 } from '../../src/db/start-embedded-postgres.js';
 import { silentLogger } from '../../src/logger.js';
-import { freePort } from './free-port.js';
 
 export interface OwnPostgres {
   /** The same URL across restarts: the port is fixed. */
