@@ -254,6 +254,24 @@ export async function createDispatcher({
       track(deliver(ring, failovers));
   };
 
+  /**
+   * Rings another process took for this process's sessions while it was not listening (its
+   * connection lost, LISTEN being renewed): their NOTIFY went nowhere, so no `rung` was ever
+   * recorded for them. Rung again now rather than at the next re-ring, minutes away.
+   */
+  const recoverLostRings = async () => {
+    const sessions = [...local.keys()];
+    if (sessions.length === 0) return;
+    const lost = await sql<{ todo_id: number }[]>`
+      select r.todo_id from todo_rings r
+      join todos t on t.id = r.todo_id and t.state = 'pending'
+      where r.last_session = any(${sessions}::uuid[])
+        and not exists (
+          select 1 from todo_events e
+          where e.todo_id = r.todo_id and e.action = 'rung' and e.data ->> 'ring' = r.rings::text)`;
+    for (const { todo_id } of lost) await ringNow(todo_id, 'retry');
+  };
+
   /** Rings every claimable todo that has never been rung: wakes lost while nobody listened. */
   const catchUp = async () => {
     const missed = await sql<{ id: number }[]>`
@@ -300,7 +318,7 @@ export async function createDispatcher({
   await beat();
   const unsubscribeWakes = hub.subscribe(onWake);
   const unsubscribeListen = hub.onListen(() => track(catchUp()));
-  const rings = await sql.listen(ringChannel, onRemoteRing);
+  const rings = await sql.listen(ringChannel, onRemoteRing, () => track(recoverLostRings()));
   const timers = [
     setInterval(() => track(scan()), timing.scanMs),
     setInterval(() => track(heartbeat()), timing.heartbeatMs),

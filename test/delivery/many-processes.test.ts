@@ -98,3 +98,36 @@ test('when the database connection behind LISTEN drops, the dispatcher re-listen
     stream.close();
   }
 });
+
+// Found by a rare failure of the test above under load: after both processes lost their LISTEN,
+// the other process's catch-up rang the todo to this process's session and told it over NOTIFY
+// before this process listened again; the message went nowhere, and the todo waited for its
+// next re-ring. Now a process that listens again re-rings what was rung to its sessions unheard.
+test('regression: a ring sent to a process that was not listening yet waited for the next re-ring', async () => {
+  const stream = await openEventStream(a.url, agentToken);
+  try {
+    const [session] = await a.sql<{ id: string }[]>`
+      select id from consumer_sessions where principal = 'bot'`;
+    // A ring taken for that session by another process, its NOTIFY lost: the ring row says who
+    // was rung, and no `rung` was ever recorded. Its next re-ring is an hour away.
+    const [unheard] = await a.sql.begin(async (tx) => {
+      await tx`set local session_replication_role = replica`;
+      const [todo] = await tx<{ id: number }[]>`
+        insert into todos (queue, kind, title, source, attributed_to, available_at)
+        values ('shared', 'manual', 'rung while deaf', 'cli', 'bob', now()) returning id`;
+      await tx`
+        insert into todo_rings (todo_id, rings, next_ring_at, last_session, wake_id)
+        values (${todo!.id}, 1, now() + interval '1 hour', ${session!.id}, 'lost')`;
+      return [todo!];
+    });
+    await a.sql`
+      select pg_terminate_backend(pid) from pg_stat_activity where query like ${`listen "${a.schema}.%`}`;
+    const wake = await stream.waitFor(
+      (e) => e.event === 'wake' && e.data.todo_id === unheard.id,
+      15_000,
+    );
+    expect(wake.data.title).toBe('rung while deaf');
+  } finally {
+    stream.close();
+  }
+});
