@@ -1,4 +1,5 @@
 import { request, type IncomingMessage } from 'node:http';
+import { createParser } from 'eventsource-parser';
 
 export interface SseStream {
   /** Ends the stream (the server sees the connection close). */
@@ -30,24 +31,18 @@ export function openSseStream(
         reject(new Error(`event stream answered ${res.statusCode}`));
         return;
       }
-      res.setEncoding('utf8');
-      let buffer = '';
-      res.on('data', (chunk: string) => {
-        buffer += chunk;
-        let end: number;
-        while ((end = buffer.indexOf('\n\n')) >= 0) {
-          const block = buffer.slice(0, end);
-          buffer = buffer.slice(end + 2);
-          const event = /^event: (.*)$/m.exec(block)?.[1];
-          const data = /^data: (.*)$/m.exec(block)?.[1];
-          if (event === undefined || data === undefined) continue; // a ping
+      const parser = createParser({
+        onEvent({ event, data }) {
+          if (event === undefined) return;
           if (event === 'ready' && !ready) {
             ready = true;
             resolve(stream);
           }
           onEvent(event, data);
-        }
+        },
       });
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => parser.feed(chunk));
       res.on('error', () => {}); // a closed stream; the benchmark notices missing events itself
     });
     req.end();

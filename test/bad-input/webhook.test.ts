@@ -1,10 +1,10 @@
 import { createHmac, randomUUID } from 'node:crypto';
-import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { readFixture } from '../github/deliver.js';
 import {
   BAD_BODIES,
   chunked,
+  postDeclaringLength,
   countRows,
   expectNothingLeaked,
   readBad,
@@ -154,28 +154,12 @@ describe('refused: 4xx {error, code}, nothing stored', () => {
   test('a body declared over the 25 MB cap: 413 before it is read', async () => {
     await expectRefused(
       () =>
-        new Promise<Answer>((resolve, reject) => {
-          const url = new URL('/api/github/webhooks', server.url);
-          const req = request(url, {
-            method: 'POST',
-            headers: {
-              'content-type': 'application/json',
-              'content-length': String(CAP + 1),
-              'x-github-event': 'issues',
-              'x-github-delivery': randomUUID(),
-              'x-hub-signature-256': signatureOf(Buffer.from('{}')),
-            },
-          });
-          req.on('response', (response) => {
-            let text = '';
-            response.on('data', (chunk: Buffer) => (text += chunk.toString()));
-            response.on('end', () => {
-              req.destroy();
-              resolve({ status: response.statusCode!, text });
-            });
-          });
-          req.on('error', reject);
-          req.write('{');
+        postDeclaringLength(new URL('/api/github/webhooks', server.url), {
+          'content-type': 'application/json',
+          'content-length': String(CAP + 1),
+          'x-github-event': 'issues',
+          'x-github-delivery': randomUUID(),
+          'x-hub-signature-256': signatureOf(Buffer.from('{}')),
         }),
       413,
       'too_large',

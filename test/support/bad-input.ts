@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { request } from 'node:http';
 import type postgres from 'postgres';
 import { expect } from 'vitest';
 
@@ -44,6 +45,29 @@ export const STRINGS = JSON.parse(readBad('strings.json').toString('utf8')) as {
   /** Refused by every field stored as sent (PostgreSQL cannot hold it); titles and bodies: neutralised. */
   not_storable: HostileString[];
 };
+
+/**
+ * POSTs to `url` with `headers` declaring a Content-Length, sends one byte of it, and resolves
+ * with the answer: a server that waited for every declared byte would never answer.
+ */
+export function postDeclaringLength(
+  url: URL,
+  headers: Record<string, string>,
+): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method: 'POST', headers });
+    req.on('response', (response) => {
+      let text = '';
+      response.on('data', (chunk: Buffer) => (text += chunk.toString()));
+      response.on('end', () => {
+        req.destroy();
+        resolve({ status: response.statusCode!, text });
+      });
+    });
+    req.on('error', reject);
+    req.write('{');
+  });
+}
 
 /** Bytes as a request body sent in chunks of `size`, with no Content-Length (chunked encoding). */
 export function chunked(bytes: Uint8Array, size: number): ReadableStream<Uint8Array> {

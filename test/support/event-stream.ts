@@ -1,3 +1,5 @@
+import { EventSourceParserStream } from 'eventsource-parser/stream';
+
 export interface StreamEvent {
   event: string;
   data: any;
@@ -26,23 +28,14 @@ export async function openEventStream(
   if (response.status !== 200) throw new Error(`event stream answered ${response.status}`);
   const events: StreamEvent[] = [];
   const waiters = new Set<() => void>();
-  let buffer = '';
   void (async () => {
-    const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+    const parsed = response
+      .body!.pipeThrough(new TextDecoderStream())
+      .pipeThrough(new EventSourceParserStream());
     try {
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (done) break;
-        buffer += value;
-        let end: number;
-        while ((end = buffer.indexOf('\n\n')) >= 0) {
-          const block = buffer.slice(0, end);
-          buffer = buffer.slice(end + 2);
-          const event = /^event: (.*)$/m.exec(block)?.[1];
-          const data = /^data: (.*)$/m.exec(block)?.[1];
-          if (event && data !== undefined) events.push({ event, data: JSON.parse(data) });
-          for (const wake of waiters) wake();
-        }
+      for await (const { event, data } of parsed) {
+        if (event) events.push({ event, data: JSON.parse(data) });
+        for (const wake of waiters) wake();
       }
     } catch {
       // aborted
