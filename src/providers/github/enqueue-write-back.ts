@@ -1,4 +1,6 @@
 import type { Db } from '../../db/open-database.js';
+import { excerpt } from '../../ledger/neutralise-text.js';
+import type { GitHubTodoMeta } from './github-todo-meta.js';
 
 export type WriteBackKind = 'issue_reaction' | 'comment_reaction' | 'issue_comment';
 
@@ -28,4 +30,27 @@ export async function enqueueWriteBack(db: Db, writeBack: WriteBack): Promise<vo
     values (${writeBack.todoId}, ${writeBack.kind}, ${writeBack.installationId}, ${writeBack.owner},
             ${writeBack.repo}, ${writeBack.issueNumber}, ${writeBack.commentId ?? null},
             ${writeBack.body.slice(0, COMMENT_MAX)})`;
+}
+
+/**
+ * Queues a comment on the issue or pull request a GitHub todo came from: `text`, cut between
+ * characters to leave room for `footer`. Nothing when the todo cannot be written back to.
+ */
+export async function enqueueComment(
+  db: Db,
+  todoId: number,
+  github: GitHubTodoMeta,
+  text: string,
+  footer: string,
+): Promise<void> {
+  if (github.installation_id === null || github.issue_number === null) return;
+  await enqueueWriteBack(db, {
+    todoId,
+    kind: 'issue_comment',
+    installationId: github.installation_id,
+    owner: github.owner,
+    repo: github.repo,
+    issueNumber: github.issue_number,
+    body: excerpt(text, COMMENT_MAX - footer.length) + footer,
+  });
 }

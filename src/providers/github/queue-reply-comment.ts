@@ -1,6 +1,6 @@
 import type postgres from 'postgres';
 import { displayId, type Actor, type Todo } from '../../ledger/index.js';
-import { COMMENT_MAX, enqueueWriteBack } from './enqueue-write-back.js';
+import { enqueueComment } from './enqueue-write-back.js';
 import { githubMetaOf } from './github-todo-meta.js';
 
 /**
@@ -14,15 +14,7 @@ export async function queueReplyComment(
   actor: Actor,
 ): Promise<void> {
   const github = githubMetaOf(todo);
-  if (!github || github.installation_id === null || github.issue_number === null) return;
+  if (!github) return;
   const footer = `\n\n<sub>reply from ${actor.name} (${actor.kind}) on switchboard todo ${displayId(todo.id)}</sub>`;
-  await enqueueWriteBack(tx, {
-    todoId: todo.id,
-    kind: 'issue_comment',
-    installationId: github.installation_id,
-    owner: github.owner,
-    repo: github.repo,
-    issueNumber: github.issue_number,
-    body: text.slice(0, COMMENT_MAX - footer.length) + footer,
-  });
+  await enqueueComment(tx, todo.id, github, text, footer);
 }

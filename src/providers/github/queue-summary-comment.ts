@@ -1,6 +1,6 @@
 import type postgres from 'postgres';
 import { displayId, type Actor, type Todo } from '../../ledger/index.js';
-import { COMMENT_MAX, enqueueWriteBack } from './enqueue-write-back.js';
+import { enqueueComment } from './enqueue-write-back.js';
 import { githubMetaOf } from './github-todo-meta.js';
 
 /**
@@ -15,15 +15,6 @@ export async function queueSummaryComment(
 ): Promise<void> {
   const github = githubMetaOf(todo);
   if (!github || github.rule !== 'comment' || !todo.summary) return;
-  if (github.installation_id === null || github.issue_number === null) return;
   const footer = `\n\n<sub>switchboard todo ${displayId(todo.id)}, completed by ${actor.name}</sub>`;
-  await enqueueWriteBack(tx, {
-    todoId: todo.id,
-    kind: 'issue_comment',
-    installationId: github.installation_id,
-    owner: github.owner,
-    repo: github.repo,
-    issueNumber: github.issue_number,
-    body: todo.summary.slice(0, COMMENT_MAX - footer.length) + footer,
-  });
+  await enqueueComment(tx, todo.id, github, todo.summary, footer);
 }
