@@ -11,12 +11,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { silentLogger } from '../src/logger.js';
-import { startServer } from '../src/server/start-server.js';
 import type { Benchmark, SummaryRow } from './support/benchmark.js';
 import { countFromEnv } from './support/count-from-env.js';
 import { targetCell } from './support/format-summary-table.js';
 import { runIfMain } from './support/run-if-main.js';
+import { startBenchServer } from './support/start-bench-server.js';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const BIN = join(ROOT, 'bin', 'run.js');
@@ -52,20 +51,7 @@ export async function runCliStartupBenchmark(
   const configHome = join(dir, 'config');
   const credentialsFile = join(configHome, 'switchboard', 'credentials.json');
   const schema = `bench_cli_${randomBytes(3).toString('hex')}`;
-  const server = await startServer({
-    config: {
-      host: '127.0.0.1',
-      port: 0,
-      databaseUrl: url,
-      dataDir: dir,
-      credentialsFile,
-      logLevel: 'silent',
-      webhookSecret: undefined,
-      github: undefined,
-    },
-    log: silentLogger,
-    schema,
-  });
+  const server = await startBenchServer({ url, schema, dir, credentialsFile });
   try {
     const env = cliEnv({ XDG_CONFIG_HOME: configHome, XDG_STATE_HOME: join(dir, 'state') });
     const node = [process.execPath, '-e', '0'];

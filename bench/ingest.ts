@@ -11,12 +11,12 @@ import { sign } from '@octokit/webhooks-methods';
 import type postgres from 'postgres';
 import { connect } from '../src/db/open-database.js';
 import { silentLogger } from '../src/logger.js';
-import { startServer } from '../src/server/start-server.js';
 import type { Benchmark, SummaryRow } from './support/benchmark.js';
 import { countFromEnv } from './support/count-from-env.js';
 import { formatCount } from './support/format-summary-table.js';
 import { percentile } from './support/percentile.js';
 import { runIfMain } from './support/run-if-main.js';
+import { startBenchServer } from './support/start-bench-server.js';
 
 const SENDERS = 16;
 const ROUNDS = 3;
@@ -70,20 +70,7 @@ export async function runIngestBenchmark(
   const dir = await mkdtemp(join(tmpdir(), 'switchboard-bench-ingest-'));
   const serverSchema = `bench_ingest_${runId}`;
   const insertSchema = `bench_insert_${runId}`;
-  const server = await startServer({
-    config: {
-      host: '127.0.0.1',
-      port: 0,
-      databaseUrl: url,
-      dataDir: dir,
-      credentialsFile: join(dir, 'credentials.json'),
-      logLevel: 'silent',
-      webhookSecret: SECRET,
-      github: undefined,
-    },
-    log: silentLogger,
-    schema: serverSchema,
-  });
+  const server = await startBenchServer({ url, schema: serverSchema, dir, webhookSecret: SECRET });
   const sql = connect(url, { schema: insertSchema, max: SENDERS, log: silentLogger });
   try {
     const [{ synchronous_commit: synchronousCommit }] = await sql<

@@ -28,7 +28,6 @@ import {
   type Wake,
 } from '../src/ledger/index.js';
 import { silentLogger } from '../src/logger.js';
-import { startServer } from '../src/server/start-server.js';
 import type { Benchmark, SummaryRow } from './support/benchmark.js';
 import { countFromEnv } from './support/count-from-env.js';
 import { targetCell } from './support/format-summary-table.js';
@@ -38,6 +37,7 @@ import { connectMcpConsumer } from './support/connect-mcp-consumer.js';
 import { openSseStream } from './support/open-sse-stream.js';
 import { describeLoad, machineLoad } from './support/machine-load.js';
 import { distribution, type Distribution } from './support/percentile.js';
+import { startBenchServer } from './support/start-bench-server.js';
 
 const DEFAULT_EVENTS = 300;
 const WARMUP_EVENTS = 30;
@@ -122,19 +122,10 @@ export async function runWakeLatencyBenchmark(
   const schema = `bench_wake_${runId}`;
   const graphileSchema = `bench_wake_${runId}_graphile`;
   const dir = await mkdtemp(join(tmpdir(), 'switchboard-bench-wake-'));
-  const server = await startServer({
-    config: {
-      host: '127.0.0.1',
-      port: 0,
-      databaseUrl: url,
-      dataDir: dir,
-      credentialsFile: join(dir, 'credentials.json'),
-      logLevel: 'silent',
-      webhookSecret: undefined,
-      github: undefined,
-    },
-    log: silentLogger,
+  const server = await startBenchServer({
+    url,
     schema,
+    dir,
     handleSignals: true,
     deliveryTiming: { rerings: RERINGS },
   });

@@ -13,7 +13,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { createPinoLogger, silentLogger } from '../../src/logger.js';
-import { startServer } from '../../src/server/start-server.js';
+import { startBenchServer } from './start-bench-server.js';
 
 function required(name: string): string {
   const value = process.env[name];
@@ -27,19 +27,13 @@ async function main(): Promise<void> {
   const dir = required('BENCH_SERVER_DIR');
   const credentialsFile = join(dir, 'credentials.json');
   const logLevel = process.env.BENCH_SERVER_LOG_LEVEL || 'silent';
-  const server = await startServer({
-    config: {
-      host: '127.0.0.1',
-      port: 0,
-      databaseUrl: required('BENCH_SERVER_DATABASE_URL'),
-      dataDir: dir,
-      credentialsFile,
-      logLevel: 'silent',
-      webhookSecret: process.env.BENCH_SERVER_WEBHOOK_SECRET || undefined,
-      github: undefined,
-    },
-    log: logLevel === 'silent' ? silentLogger : await createPinoLogger(logLevel),
+  const server = await startBenchServer({
+    url: required('BENCH_SERVER_DATABASE_URL'),
     schema: required('BENCH_SERVER_SCHEMA'),
+    dir,
+    credentialsFile,
+    webhookSecret: process.env.BENCH_SERVER_WEBHOOK_SECRET || undefined,
+    log: logLevel === 'silent' ? silentLogger : await createPinoLogger(logLevel),
   });
   const { token } = JSON.parse(await readFile(credentialsFile, 'utf8')) as { token: string };
 

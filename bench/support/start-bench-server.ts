@@ -1,0 +1,51 @@
+import { join } from 'node:path';
+import { silentLogger, type Logger } from '../../src/logger.js';
+import {
+  startServer,
+  type RunningServer,
+  type StartServerOptions,
+} from '../../src/server/start-server.js';
+
+export interface BenchServerOptions extends Pick<
+  StartServerOptions,
+  'handleSignals' | 'deliveryTiming'
+> {
+  /** The benchmark's database. */
+  url: string;
+  schema: string;
+  /** Where the server keeps its files (the credentials file, by default). */
+  dir: string;
+  credentialsFile?: string;
+  webhookSecret?: string;
+  log?: Logger;
+}
+
+/**
+ * A switchboard server for a benchmark: 127.0.0.1 on a free port, on the benchmark's database in
+ * a schema of its own, no GitHub App (nothing calls GitHub), nothing logged unless asked.
+ */
+export function startBenchServer({
+  url,
+  schema,
+  dir,
+  credentialsFile = join(dir, 'credentials.json'),
+  webhookSecret,
+  log = silentLogger,
+  ...options
+}: BenchServerOptions): Promise<RunningServer> {
+  return startServer({
+    config: {
+      host: '127.0.0.1',
+      port: 0,
+      databaseUrl: url,
+      dataDir: dir,
+      credentialsFile,
+      logLevel: 'silent',
+      webhookSecret,
+      github: undefined,
+    },
+    log,
+    schema,
+    ...options,
+  });
+}
