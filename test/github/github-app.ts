@@ -34,6 +34,14 @@ export function nockInstallationToken(): nock.Scope {
     });
 }
 
+/** No repository has a `.github/switchboard.yml`, for as many requests as come: the defaults apply. */
+export function nockNoRepositoryConfig(): void {
+  nock(GITHUB_API)
+    .persist()
+    .get((path) => path.includes('switchboard.yml'))
+    .reply(404, { message: 'Not Found' });
+}
+
 const CONFIG_PATH = /\/contents\/\.github(%2F|\/)switchboard\.yml/;
 
 /**

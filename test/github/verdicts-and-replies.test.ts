@@ -6,6 +6,7 @@ import {
   GITHUB_API,
   isolateFromGitHub,
   nockInstallationToken,
+  nockNoRepositoryConfig,
   testAppCredentials,
 } from './github-app.js';
 
@@ -43,10 +44,7 @@ afterAll(async () => {
 
 function nockGitHub(): void {
   nockInstallationToken();
-  nock(GITHUB_API)
-    .persist()
-    .get((path) => path.includes('switchboard.yml'))
-    .reply(404, { message: 'Not Found' });
+  nockNoRepositoryConfig();
   // The 👀 reactions every new comment todo asks for.
   nock(GITHUB_API)
     .persist()

@@ -7,6 +7,7 @@ import {
   INSTALLATION_TOKEN,
   isolateFromGitHub,
   nockInstallationToken,
+  nockNoRepositoryConfig,
   testAppCredentials,
 } from './github-app.js';
 
@@ -39,10 +40,7 @@ afterAll(async () => {
 /** GitHub as these tests need it: a token, and no repository config (the defaults apply). */
 function nockGitHub(): void {
   nockInstallationToken();
-  nock(GITHUB_API)
-    .persist()
-    .get((path) => path.includes('switchboard.yml'))
-    .reply(404, { message: 'Not Found' });
+  nockNoRepositoryConfig();
 }
 
 async function writeBacksOf(deliveryId: string) {
