@@ -39,6 +39,9 @@ export function excerpt(text: string, max = 500): string {
 }
 
 function truncate(text: string, max: number): string {
-  const chars = Array.from(text);
+  if (text.length <= max) return text;
+  // Only the head is split into characters: a 20 MB body would otherwise become an array of
+  // twenty million strings. max + 1 characters take at most 2 * max + 2 UTF-16 units.
+  const chars = Array.from(text.slice(0, 2 * max + 2));
   return chars.length <= max ? text : chars.slice(0, max - 1).join('') + '…';
 }

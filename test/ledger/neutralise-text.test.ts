@@ -27,6 +27,11 @@ test('neutraliseLine caps by characters, not UTF-16 units, and marks the cut', (
   expect(Array.from(line)).toHaveLength(10);
   expect(line.endsWith('…')).toBe(true);
   expect(neutraliseLine('x'.repeat(10), 10)).toBe('x'.repeat(10));
+  // At the edge, where only the head of the text is counted: exactly max characters of two
+  // units each are kept whole; one more is cut.
+  expect(neutraliseLine('🎉'.repeat(10), 10)).toBe('🎉'.repeat(10));
+  expect(neutraliseLine('🎉'.repeat(11), 10)).toBe(`${'🎉'.repeat(9)}…`);
+  expect(neutraliseText(`${'é'.repeat(5_000_000)}`, 4)).toBe('ééé…');
 });
 
 test('neutraliseText keeps lines and tabs, drops other controls and channel tags', () => {
