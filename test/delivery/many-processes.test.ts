@@ -106,8 +106,9 @@ test('when the database connection behind LISTEN drops, the dispatcher re-listen
 test('regression: a ring sent to a process that was not listening yet waited for the next re-ring', async () => {
   const stream = await openEventStream(a.url, agentToken);
   try {
-    const [session] = await a.sql<{ id: string }[]>`
-      select id from consumer_sessions where principal = 'bot'`;
+    // This stream's own session (a query by principal could also find the previous test's
+    // stream, closed but perhaps not yet detached).
+    const sessionId = stream.events.find((e) => e.event === 'ready')!.data.session_id as string;
     // A ring taken for that session by another process, its NOTIFY lost: the ring row says who
     // was rung, and no `rung` was ever recorded. Its next re-ring is an hour away.
     const [unheard] = await a.sql.begin(async (tx) => {
@@ -117,7 +118,7 @@ test('regression: a ring sent to a process that was not listening yet waited for
         values ('shared', 'manual', 'rung while deaf', 'cli', 'bob', now()) returning id`;
       await tx`
         insert into todo_rings (todo_id, rings, next_ring_at, last_session, wake_id)
-        values (${todo!.id}, 1, now() + interval '1 hour', ${session!.id}, 'lost')`;
+        values (${todo!.id}, 1, now() + interval '1 hour', ${sessionId}, 'lost')`;
       return [todo!];
     });
     await a.sql`
