@@ -1,6 +1,9 @@
+import { existsSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { expect, test } from 'vitest';
+
+const ROOT = resolve(import.meta.dirname, '..');
 
 /** The ledger is the core: adapters import it, never the other way round. */
 const LEDGER = 'src/ledger';
@@ -8,9 +11,14 @@ const ALLOWED = [
   /^node:/,
   /^postgres$/,
   /^\.\/.+/,
+  /^\.\.\/contract\/[a-z-]+\.js$/,
   /^\.\.\/db\/open-database\.js$/,
   /^\.\.\/logger\.js$/,
 ];
+
+/** `import … from 'x'` and `export … from 'x'`, but not `import type` / `export type`. */
+const VALUE_IMPORT = /^\s*(?:import|export)\s+(?!type\s)[^'"]*?from\s+['"]([^'"]+)['"]/gm;
+const SIDE_EFFECT_IMPORT = /^\s*import\s+['"]([^'"]+)['"]/gm;
 
 test('the ledger imports no framework and no adapter', async () => {
   const files = (await readdir(LEDGER)).filter((name) => name.endsWith('.ts'));
@@ -23,6 +31,46 @@ test('the ledger imports no framework and no adapter', async () => {
     )) {
       if (!ALLOWED.some((pattern) => pattern.test(specifier!)))
         offenders.push(`${file} imports ${specifier}`);
+    }
+  }
+  expect(offenders).toEqual([]);
+});
+
+/** Every project file a file loads when it is imported (static value imports, transitively). */
+async function loadedBy(entry: string): Promise<Set<string>> {
+  const seen = new Set<string>();
+  const visit = async (file: string) => {
+    if (seen.has(file)) return;
+    seen.add(file);
+    const source = await readFile(join(ROOT, file), 'utf8');
+    const specifiers = [
+      ...source.matchAll(VALUE_IMPORT),
+      ...source.matchAll(SIDE_EFFECT_IMPORT),
+    ].map((match) => match[1]!);
+    for (const specifier of specifiers) {
+      if (!specifier.startsWith('.')) continue;
+      const target = relative(
+        ROOT,
+        resolve(join(ROOT, dirname(file)), specifier.replace(/\.js$/, '.ts')),
+      );
+      if (existsSync(join(ROOT, target))) await visit(target);
+    }
+  };
+  await visit(entry);
+  return seen;
+}
+
+test('the CLI and the channel never load the ledger, the database or the server', async () => {
+  const commands = (await readdir(join(ROOT, 'cli/commands'), { recursive: true }))
+    .filter((name) => name.endsWith('.ts'))
+    .map((name) => `cli/commands/${name}`);
+  const entries = ['cli/main.ts', 'src/channel/run-channel.ts', ...commands];
+  expect(commands.length).toBeGreaterThan(10);
+  const offenders: string[] = [];
+  for (const entry of entries) {
+    for (const file of await loadedBy(entry)) {
+      if (/^src\/(ledger|db|http|mcp|delivery|providers|server)\//.test(file))
+        offenders.push(`${entry} loads ${file}`);
     }
   }
   expect(offenders).toEqual([]);

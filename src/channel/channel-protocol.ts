@@ -4,7 +4,7 @@
  * channels preview may still change; nothing else in switchboard speaks notifications/claude/*.
  */
 import { z } from 'zod';
-import { neutraliseLine } from '../ledger/neutralise-text.js';
+import { neutraliseLine } from '../contract/neutralise-text.js';
 
 export const CHANNEL_CAPABILITIES = {
   experimental: { 'claude/channel': {}, 'claude/channel/permission': {} },

@@ -15,8 +15,8 @@ import type { Readable, Writable } from 'node:stream';
 import { EventSourceParserStream } from 'eventsource-parser/stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
-import type { Doorbell } from '../delivery/doorbell.js';
-import { excerpt, neutraliseLine } from '../ledger/neutralise-text.js';
+import type { Doorbell } from '../contract/doorbell.js';
+import { excerpt, neutraliseLine } from '../contract/neutralise-text.js';
 import { dropOverlongLines } from './drop-overlong-lines.js';
 import {
   CHANNEL_CAPABILITIES,

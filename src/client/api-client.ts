@@ -1,5 +1,5 @@
-import type { Principal as LedgerPrincipal } from '../ledger/actor.js';
-import type { Todo as LedgerTodo, TodoEvent as LedgerTodoEvent } from '../ledger/todo.js';
+import type { Principal as LedgerPrincipal } from '../contract/principal.js';
+import type { Todo as LedgerTodo, TodoEvent as LedgerTodoEvent } from '../contract/todo.js';
 import { ApiError } from './client-errors.js';
 import { sendRequest } from './send-request.js';
 

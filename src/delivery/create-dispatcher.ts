@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type postgres from 'postgres';
 import { cancelSessionApprovals, systemActor, type Principal, type Wake } from '../ledger/index.js';
 import type { Logger } from '../logger.js';
-import { digestContent, oneLine, wakeContent, type Doorbell } from './doorbell.js';
+import { digestContent, oneLine, wakeContent, type Doorbell } from '../contract/doorbell.js';
 import { sendWebhook } from './send-webhook.js';
 import { takeRing, type Ring, type RingTarget, type SessionPath } from './take-ring.js';
 import type { WakeHub } from './wake-hub.js';

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
-import type { Doorbell } from './doorbell.js';
+import type { Doorbell } from '../contract/doorbell.js';
 
 /** A new Standard Webhooks signing secret: `whsec_` and 32 random bytes in base64. */
 export function newWebhookSecret(): string {

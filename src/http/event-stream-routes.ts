@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type postgres from 'postgres';
 import type { Dispatcher } from '../delivery/create-dispatcher.js';
 import { registerWebhook, removeWebhook } from '../delivery/register-webhook.js';
-import type { Doorbell } from '../delivery/doorbell.js';
+import type { Doorbell } from '../contract/doorbell.js';
 import { actorOf } from './authenticate.js';
 
 const PING_MS = 15_000;

@@ -1,22 +1,8 @@
 import type { Db } from '../db/open-database.js';
+import type { Principal, PrincipalKind } from '../contract/principal.js';
 import { forbidden } from './ledger-error.js';
 
-export type PrincipalKind = 'human' | 'agent';
-
-/** A human, or an agent owned by a human, as stored in `principals`. */
-export interface Principal {
-  id: number;
-  name: string;
-  kind: PrincipalKind;
-  github_login: string | null;
-  is_admin: boolean;
-  /** Agents only: the human who owns the agent. */
-  owner: string | null;
-  /** Agents only: the queues the agent may see and work. */
-  queues: string[] | null;
-  created_at: Date;
-  revoked_at: Date | null;
-}
+export type { Principal, PrincipalKind } from '../contract/principal.js';
 
 /**
  * Who is acting, and from where (`cli`, `mcp`, `channel`, `github`, `api`, `sweeper`, …).

@@ -3,7 +3,7 @@ import { visibleTo, type Actor } from './actor.js';
 import { conflict, forbidden, notFound } from './ledger-error.js';
 import { describeState } from './lease.js';
 import { displayId, insertEvent, todoColumns, type Todo } from './todo.js';
-import { excerpt } from './neutralise-text.js';
+import { excerpt } from '../contract/neutralise-text.js';
 import { assertStorable } from './validate.js';
 
 /**

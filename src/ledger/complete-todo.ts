@@ -3,7 +3,7 @@ import type { Actor } from './actor.js';
 import { updateLeasedTodo } from './lease.js';
 import type { Todo } from './todo.js';
 import { assertStorable } from './validate.js';
-import { excerpt } from './neutralise-text.js';
+import { excerpt } from '../contract/neutralise-text.js';
 
 export interface Completion {
   summary?: string | null | undefined;

@@ -2,7 +2,7 @@ import type { Db } from '../db/open-database.js';
 import { assertMayWorkQueue, humanBehind, visibleTo, type Actor } from './actor.js';
 import { conflict, forbidden, invalid } from './ledger-error.js';
 import { findPrincipal } from './principals.js';
-import { neutraliseLine, neutraliseText } from './neutralise-text.js';
+import { neutraliseLine, neutraliseText } from '../contract/neutralise-text.js';
 import { insertEvent, todoColumns, type Todo, type TodoSource } from './todo.js';
 import {
   assertKind,

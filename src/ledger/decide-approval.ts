@@ -3,7 +3,7 @@ import { type Actor } from './actor.js';
 import { conflict, forbidden, notFound } from './ledger-error.js';
 import { displayId, insertEvent, todoColumns, type Todo, type Verdict } from './todo.js';
 import { assertStorable } from './validate.js';
-import { excerpt } from './neutralise-text.js';
+import { excerpt } from '../contract/neutralise-text.js';
 
 /**
  * Records a human's verdict on an approval. Only a human decides — the approval's assignee or an

@@ -12,7 +12,7 @@ export * from './get-todo.js';
 export * from './heartbeat-todo.js';
 export * from './ledger-error.js';
 export * from './list-todos.js';
-export * from './neutralise-text.js';
+export * from '../contract/neutralise-text.js';
 export * from './principals.js';
 export * from './release-quarantined-todo.js';
 export * from './release-todo.js';

@@ -2,7 +2,7 @@ import type { Db } from '../db/open-database.js';
 import { getTodo } from './get-todo.js';
 import { humanBehind, type Actor } from './actor.js';
 import { forbidden, invalid } from './ledger-error.js';
-import { neutraliseLine, neutraliseText } from './neutralise-text.js';
+import { neutraliseLine, neutraliseText } from '../contract/neutralise-text.js';
 import { insertEvent, todoColumns, type Todo, type TodoSource } from './todo.js';
 import { assertStorable } from './validate.js';
 

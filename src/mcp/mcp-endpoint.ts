@@ -6,7 +6,7 @@ import express, { Router, type ErrorRequestHandler, type Request, type Response 
 import type postgres from 'postgres';
 import { authenticate, actorOf } from '../http/authenticate.js';
 import type { Dispatcher } from '../delivery/create-dispatcher.js';
-import type { Doorbell } from '../delivery/doorbell.js';
+import type { Doorbell } from '../contract/doorbell.js';
 import type { TodoHooks } from '../http/todo-routes.js';
 import type { Actor } from '../ledger/index.js';
 import type { Logger } from '../logger.js';

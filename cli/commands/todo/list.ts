@@ -1,5 +1,5 @@
 import * as Flags from '@oclif/core/flags';
-import { TODO_STATES } from '../../../src/ledger/todo.js';
+import { TODO_STATES } from '../../../src/contract/todo.js';
 import { formatTodoTable } from '../../format-todos.js';
 import { SwitchboardCommand } from '../../switchboard-command.js';
 

@@ -1,5 +1,5 @@
 import type { Db } from '../../db/open-database.js';
-import { excerpt } from '../../ledger/neutralise-text.js';
+import { excerpt } from '../../contract/neutralise-text.js';
 import type { GitHubTodoMeta } from './github-todo-meta.js';
 
 export type WriteBackKind = 'issue_reaction' | 'comment_reaction' | 'issue_comment';

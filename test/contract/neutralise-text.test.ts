@@ -1,5 +1,5 @@
 import { expect, test } from 'vitest';
-import { neutraliseLine, neutraliseText } from '../../src/ledger/neutralise-text.js';
+import { neutraliseLine, neutraliseText } from '../../src/contract/neutralise-text.js';
 
 test.each([
   [
