@@ -2,6 +2,13 @@ import type postgres from 'postgres';
 
 export type SessionPath = 'channel' | 'mcp_log' | 'sse';
 
+/**
+ * The rungs of the delivery ladder, best first, by what a session can do with a doorbell: a
+ * Claude Code channel puts it in front of the model; an event stream (worker, `todo claim
+ * --wait`, a web page) is a program that acts on it; an MCP log notification may only be logged.
+ */
+export const SESSION_RANKS: readonly SessionPath[] = ['channel', 'sse', 'mcp_log'];
+
 /** Who a ring goes to: a live session on some server process, or a principal's webhook. */
 export type RingTarget =
   | {
@@ -45,9 +52,9 @@ export interface RingRequest {
 /**
  * Takes the next ring of a claimable todo and picks whom it goes to, in one transaction: of all
  * processes that hear a wake, the one whose upsert matches rings; the others get null. The target
- * is the live session least recently rung among those meant to work the todo (an agent of its
- * queue, or its assignee), preferring one other than the last rung; with none, the least
- * recently rung webhook.
+ * is, among the live sessions meant to work the todo (an agent of its queue, or its assignee), of
+ * the best rank on the ladder (SESSION_RANKS), the least recently rung, preferring one other than
+ * the last rung; with none, the least recently rung webhook.
  */
 export async function takeRing(sql: postgres.Sql, request: RingRequest): Promise<Ring | null> {
   const { todoId, reason, schedule, sessionTtlMs } = request;
@@ -81,12 +88,16 @@ export async function takeRing(sql: postgres.Sql, request: RingRequest): Promise
     if (!taken) return null;
     const { assignee, rings, last_session, ...todo } = taken;
 
-    // A session being rung for another todo this instant is passed over for a free one; only
-    // when every session that may take the todo is busy does the ring wait for one, rather than
-    // find "nobody" and store a wake that a consumer was there to hear.
+    // The ladder (DESIGN §6): of the live sessions meant to work the todo, only those of the
+    // best rank are candidates — a Claude Code channel puts the doorbell in front of the model,
+    // an event stream is a program that acts on it, an MCP log notification may only be logged.
+    // Within that rank, the least recently rung, preferring one other than the last rung.
+    // A session being rung for another todo this instant is passed over for a free one of the
+    // same rank; only when every one of them is busy does the ring wait for one, rather than fall
+    // to a lower rank or find "nobody" and store a wake that a consumer was there to hear.
     const pickSession = (waitForBusy: boolean) => tx<(RingTarget & { kind: 'session' })[]>`
-      with chosen as (
-        select s.id, s.process_id, s.path, s.principal from consumer_sessions s
+      with eligible as (
+        select s.id, array_position(${SESSION_RANKS as string[]}::text[], s.path) as rank from consumer_sessions s
         join principals p on p.name = s.principal and p.revoked_at is null
         join consumer_processes pr on pr.id = s.process_id
         where pr.seen_at > now() - make_interval(secs => ${sessionTtlMs / 1000})
@@ -95,6 +106,10 @@ export async function takeRing(sql: postgres.Sql, request: RingRequest): Promise
           and (${todo.queue} = any(p.queues) or p.name = ${assignee} or (p.kind = 'human' and s.queues is not null))
           and (${assignee}::text is null or p.name = ${assignee})
           and (s.queues is null or ${todo.queue} = any(s.queues))
+      ), chosen as (
+        select s.id, s.process_id, s.path, s.principal from consumer_sessions s
+        join eligible e on e.id = s.id
+        where e.rank = (select min(rank) from eligible)
         order by s.id is not distinct from ${last_session}::uuid, s.last_rung_at nulls first, s.connected_at
         limit 1
         for update of s ${waitForBusy ? tx`` : tx`skip locked`}

@@ -121,6 +121,24 @@ export function createMcpEndpoint({
     const existing = sessionFor(req, res);
     if (existing) {
       existing.lastActiveAt = Date.now();
+      if (req.method === 'GET' && isChannelProxy(existing)) {
+        // switchboard's own connection (the channel proxying its tools) is never a consumer: the
+        // channel is rung on its event stream, and a second, internal consumer of the same agent
+        // would take its turn in the round-robin and drop the wake. 405 is how Streamable HTTP
+        // says "no notification stream here"; the SDK client then simply does without one.
+        res
+          .status(405)
+          .set('allow', 'POST, DELETE')
+          .json({
+            jsonrpc: '2.0',
+            error: {
+              code: -32000,
+              message: 'Method not allowed: this session has no notification stream',
+            },
+            id: null,
+          });
+        return;
+      }
       const head = req.method === 'GET' ? statusOnceWritten(res) : undefined;
       const handled = existing.transport.handleRequest(req, res, req.body);
       // A GET that the SDK answers 200 is the session's notification stream (a second one while
@@ -225,6 +243,11 @@ const bodyErrorsAsJsonRpc: ErrorRequestHandler = (error, _req, res, next) => {
   const [status, code, message] = known;
   res.status(status).json({ jsonrpc: '2.0', error: { code, message }, id: null });
 };
+
+/** A session `switchboard channel` opened to proxy its tools (it says so in X-Switchboard-Client). */
+function isChannelProxy(session: McpSession): boolean {
+  return session.actor.via === 'channel';
+}
 
 /** Resolves with the status code when the response head is written. */
 function statusOnceWritten(res: Response): Promise<number> {
