@@ -182,11 +182,26 @@ export async function createDispatcher({
     if (ring) await deliver(ring, failovers);
   };
 
-  /** Approvals and verdicts go to every consumer of one principal; each process covers its own. */
+  /**
+   * Approvals and verdicts go to every live session of one principal; each process covers its
+   * own. Where the principal has none anywhere, the ladder goes on: its webhook, else the wake is
+   * recorded as stored (the digest offers it when a session next attaches).
+   */
   const broadcast = async (wake: Wake) => {
     const principal = wake.event === 'approval' ? wake.assignee : wake.requested_by;
+    if (!principal) return;
     const consumers = [...local.values()].filter((c) => c.principal.name === principal);
-    if (consumers.length === 0) return;
+    const elsewhere =
+      consumers.length === 0 &&
+      (
+        await sql`
+        select 1 from consumer_sessions s
+        join consumer_processes pr on pr.id = s.process_id
+        where s.principal = ${principal}
+          and pr.seen_at > now() - make_interval(secs => ${timing.sessionTtlMs / 1000})
+        limit 1`
+      ).length > 0;
+    if (elsewhere) return;
     const [todo] = await sql<
       {
         id: number;
@@ -231,6 +246,7 @@ export async function createDispatcher({
                 (todo.summary ? ` — ${todo.summary}` : ''),
             ),
           };
+    if (consumers.length === 0) return notifyUnattended(wake, principal, doorbell);
     for (const consumer of consumers) {
       const delivered = await pushTo(consumer, doorbell);
       await record(todo.id, 'notified', {
@@ -241,6 +257,49 @@ export async function createDispatcher({
       });
     }
   };
+
+  /**
+   * An approval or verdict for a principal with no live session: its webhook is rung, or the
+   * history says that nobody was told. Every process hears the wake; under a lock on the todo,
+   * the first to find no record of this wake acts, and the others find its record.
+   */
+  const notifyUnattended = (wake: Wake, principal: string, doorbell: Doorbell) =>
+    sql.begin(async (tx) => {
+      await tx`select pg_advisory_xact_lock(hashtextextended(${`${schema}.notice.${wake.todo_id}`}, 0))`;
+      const [handled] = await tx`
+        select 1 from todo_events
+        where todo_id = ${wake.todo_id} and action in ('notified', 'wake_stored')
+          and data ->> 'wake' = ${wake.wake_id}`;
+      if (handled) return;
+      const event = (action: string, data: Record<string, unknown>) =>
+        tx`insert into todo_events (todo_id, actor_kind, actor, via, action, data)
+           values (${wake.todo_id}, 'system', ${DISPATCHER.name}, ${DISPATCHER.via}, ${action},
+                   ${tx.json({ ...data, wake: wake.wake_id } as never)})`;
+      const [webhook] = await tx<{ url: string; secret: string }[]>`
+        select w.url, w.secret from consumer_webhooks w
+        join principals p on p.name = w.principal and p.revoked_at is null
+        where w.principal = ${principal}`;
+      if (webhook) {
+        const sent = await sendWebhook(
+          webhook,
+          `${doorbell.type}_${wake.todo_id}_${wake.wake_id}`,
+          doorbell,
+          { retryDelaysMs: timing.webhookRetriesMs },
+        );
+        await event('notified', {
+          principal,
+          path: 'webhook',
+          outcome: sent.ok ? 'delivered' : `failed (${sent.detail})`,
+        });
+        if (sent.ok) return;
+      }
+      await event('wake_stored', {
+        principal,
+        reason: webhook
+          ? `nobody was told: ${principal} has no session attached and its webhook failed`
+          : `nobody was told: ${principal} has no session attached and no webhook`,
+      });
+    });
 
   const onWake = (wake: Wake) => {
     if (closed) return;
