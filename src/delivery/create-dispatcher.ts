@@ -274,7 +274,7 @@ export async function createDispatcher({
       const event = (action: string, data: Record<string, unknown>) =>
         tx`insert into todo_events (todo_id, actor_kind, actor, via, action, data)
            values (${wake.todo_id}, 'system', ${DISPATCHER.name}, ${DISPATCHER.via}, ${action},
-                   ${tx.json({ ...data, wake: wake.wake_id } as never)})`;
+                   ${tx.json({ ...data, wake: wake.wake_id })})`;
       const [webhook] = await tx<{ url: string; secret: string }[]>`
         select w.url, w.secret from consumer_webhooks w
         join principals p on p.name = w.principal and p.revoked_at is null

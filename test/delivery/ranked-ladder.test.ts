@@ -178,9 +178,7 @@ describe('lower rungs', () => {
       const ids = await Promise.all(
         Array.from({ length: 8 }, (_, i) => create(agent.queue, `burst ${i}`)),
       );
-      await expect
-        .poll(() => new Set(stream.wakes().map((w) => w.todo_id)))
-        .toEqual(new Set(ids));
+      await expect.poll(() => new Set(stream.wakes().map((w) => w.todo_id))).toEqual(new Set(ids));
       expect(heard).toEqual([]);
     } finally {
       stream.close();
