@@ -4,6 +4,7 @@ import type { Logger } from '../logger.js';
 import { authenticate } from './authenticate.js';
 import { createErrorHandler, HttpError, sendError } from './http-error.js';
 import type { Metrics } from './metrics.js';
+import type { TokenCache } from './token-cache.js';
 import { principalRoutes } from './principal-routes.js';
 import { readJsonBody } from './read-json-body.js';
 import { todoRoutes, type TodoHooks } from './todo-routes.js';
@@ -17,6 +18,8 @@ export interface HttpAppOptions {
   sql: postgres.Sql;
   log: Logger;
   metrics: Metrics;
+  /** Resolves bearer tokens (kept in memory until a revocation). */
+  tokens: TokenCache;
   /** Probot's middleware, or null when WEBHOOK_SECRET is unset: then every delivery is refused. */
   webhooks: RequestHandler | null;
   hooks?: TodoHooks;
@@ -30,6 +33,7 @@ export function createHttpApp({
   sql,
   log,
   metrics,
+  tokens,
   webhooks,
   hooks,
   apiRoutes = [],
@@ -74,9 +78,9 @@ export function createHttpApp({
 
   const api = express.Router();
   api.use(readJsonBody());
-  api.use(authenticate(sql));
+  api.use(authenticate(tokens));
   api.use(todoRoutes(sql, hooks));
-  api.use(principalRoutes(sql));
+  api.use(principalRoutes(sql, tokens));
   for (const routes of apiRoutes) api.use(routes);
   app.use('/api/v1', api);
   for (const router of routes) app.use(router);

@@ -10,6 +10,7 @@ import {
   type Principal,
 } from '../ledger/index.js';
 import { actorOf } from './authenticate.js';
+import type { TokenCache } from './token-cache.js';
 
 const AgentBody = z.strictObject({
   name: z.string(),
@@ -29,7 +30,7 @@ export function publicPrincipal({ id: _id, ...principal }: Principal) {
 }
 
 /** whoami, humans and agents. New principals come back once with their token. */
-export function principalRoutes(sql: postgres.Sql): Router {
+export function principalRoutes(sql: postgres.Sql, tokens: TokenCache): Router {
   const router = Router();
 
   router.get('/whoami', (_req, res) => {
@@ -64,7 +65,9 @@ export function principalRoutes(sql: postgres.Sql): Router {
 
   router.post('/agents/:name/revoke', async (req, res) => {
     const { name } = Name.parse(req.params);
-    res.json({ agent: publicPrincipal(await revokeAgent(sql, actorOf(res), name)) });
+    const agent = await revokeAgent(sql, actorOf(res), name);
+    tokens.clear();
+    res.json({ agent: publicPrincipal(agent) });
   });
 
   return router;

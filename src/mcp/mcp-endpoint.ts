@@ -8,6 +8,7 @@ import { authenticate, actorOf } from '../http/authenticate.js';
 import type { Dispatcher } from '../delivery/create-dispatcher.js';
 import type { Doorbell } from '../contract/doorbell.js';
 import type { TodoHooks } from '../http/todo-routes.js';
+import type { TokenCache } from '../http/token-cache.js';
 import type { Actor } from '../ledger/index.js';
 import type { Logger } from '../logger.js';
 import { registerTodoTools } from './todo-tools.js';
@@ -40,6 +41,7 @@ export interface McpEndpoint {
 
 export interface McpEndpointOptions {
   sql: postgres.Sql;
+  tokens: TokenCache;
   log: Logger;
   hooks: TodoHooks;
   version: string;
@@ -54,6 +56,7 @@ export interface McpEndpointOptions {
  */
 export function createMcpEndpoint({
   sql,
+  tokens,
   log,
   hooks,
   version,
@@ -201,7 +204,7 @@ export function createMcpEndpoint({
     if (!transport.sessionId) await server.close(); // not an initialize request: nothing to keep
   };
 
-  routes.use(MCP_PATH, express.json({ limit: '2mb', verify: requireUtf8 }), authenticate(sql));
+  routes.use(MCP_PATH, express.json({ limit: '2mb', verify: requireUtf8 }), authenticate(tokens));
   routes.post(MCP_PATH, handle);
   routes.get(MCP_PATH, handle);
   routes.delete(MCP_PATH, handle);

@@ -16,6 +16,7 @@ import { createHttpApp } from '../http/create-http-app.js';
 import { eventStreamRoutes, type EventStreams } from '../http/event-stream-routes.js';
 import { createMcpEndpoint, type McpEndpoint } from '../mcp/mcp-endpoint.js';
 import { createMetrics } from '../http/metrics.js';
+import { createTokenCache, type TokenCache } from '../http/token-cache.js';
 import { sweepTodos } from '../ledger/index.js';
 import type { Logger } from '../logger.js';
 import {
@@ -69,6 +70,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   let streams: EventStreams | undefined;
   let mcp: McpEndpoint | undefined;
   let dispatcher: Dispatcher | undefined;
+  let tokens: TokenCache | undefined;
   const close = async () => {
     clearInterval(sweeper);
     if (http?.listening) {
@@ -81,12 +83,14 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     await github?.stop();
     await dispatcher?.close();
     await hub?.close();
+    await tokens?.close();
     await db.close();
   };
   try {
     const { applied } = await migrate(db.sql, db.schema);
     if (applied.length) log.info({ applied }, 'migrated the database');
     const metrics = createMetrics(db.sql);
+    tokens = await createTokenCache(db.sql, db.schema, log);
     github = await createGitHubProvider({
       sql: db.sql,
       log,
@@ -111,6 +115,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     streams = eventStreamRoutes(db.sql, dispatcher);
     mcp = createMcpEndpoint({
       sql: db.sql,
+      tokens,
       log,
       hooks: github.hooks,
       version: VERSION,
@@ -120,6 +125,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       sql: db.sql,
       log,
       metrics,
+      tokens,
       webhooks: github.webhooks,
       hooks: github.hooks,
       apiRoutes: [github.routes, streams.routes],

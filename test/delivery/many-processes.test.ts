@@ -132,3 +132,21 @@ test('regression: a ring sent to a process that was not listening yet waited for
     stream.close();
   }
 });
+
+test('a token revoked through one process is refused by the other at once, though it had it in memory', async () => {
+  const { body } = await a.api(human, 'POST', '/agents', {
+    name: 'short-lived',
+    queues: ['shared'],
+  });
+  const token = body.token as string;
+  // Used on both processes: each now answers it from memory.
+  expect((await a.api(token, 'GET', '/whoami')).status).toBe(200);
+  expect((await b.api(token, 'GET', '/whoami')).status).toBe(200);
+  expect((await a.api(human, 'POST', '/agents/short-lived/revoke')).status).toBe(200);
+  // The revoking process forgot it before answering; the other hears the revocation's NOTIFY
+  // (long before the minute a remembered token would otherwise last).
+  expect((await a.api(token, 'GET', '/whoami')).status).toBe(401);
+  await expect
+    .poll(async () => (await b.api(token, 'GET', '/whoami')).status, { timeout: 5000 })
+    .toBe(401);
+});
