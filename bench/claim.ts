@@ -326,7 +326,7 @@ const bareSystem: System = {
 };
 
 // (b) graphile-worker 0.17: jobs added in one add_jobs call, a no-op task, concurrency 8.
-const graphileSystem: System = {
+export const graphileSystem: System = {
   key: 'graphile',
   label: 'graphile-worker 0.17',
   async measure(url, schema, todos) {

@@ -29,9 +29,14 @@ import { actorOf } from './authenticate.js';
 /** What other parts of the server do when a todo changes, inside the same transaction. */
 export interface TodoHooks {
   /** A todo was completed (e.g. GitHub write-back queues the summary as a comment). */
-  afterComplete?(tx: postgres.TransactionSql, todo: Todo, actor: Actor): Promise<void>;
+  afterComplete?: (tx: postgres.TransactionSql, todo: Todo, actor: Actor) => Promise<void>;
   /** Someone replied on a todo (e.g. GitHub write-back queues the reply as a comment). */
-  afterReply?(tx: postgres.TransactionSql, todo: Todo, text: string, actor: Actor): Promise<void>;
+  afterReply?: (
+    tx: postgres.TransactionSql,
+    todo: Todo,
+    text: string,
+    actor: Actor,
+  ) => Promise<void>;
 }
 
 // Digits only: `0x10`, `1e3` or ` 1` are not ids, though Number() would make them one.
@@ -138,11 +143,15 @@ export function todoRoutes(sql: postgres.Sql, hooks: TodoHooks = {}): Router {
     const { id } = Id.parse(req.params);
     const { lease_token, summary, result } = CompleteBody.parse(bodyOf(req.body));
     const actor = actorOf(res);
-    const todo = await sql.begin(async (tx) => {
-      const done = await completeTodo(tx, actor, id, lease_token, { summary, result });
-      await hooks.afterComplete?.(tx, done, actor);
-      return done;
-    });
+    const { afterComplete } = hooks;
+    const todo = await completeTodo(
+      sql,
+      actor,
+      id,
+      lease_token,
+      { summary, result },
+      afterComplete && ((tx, done) => afterComplete(tx, done, actor)),
+    );
     res.json({ todo });
   });
 

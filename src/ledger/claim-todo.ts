@@ -1,6 +1,7 @@
 import type postgres from 'postgres';
 import type { Db } from '../db/open-database.js';
 import { assertMayWorkQueue, visibleTo, type Actor } from './actor.js';
+import { batched } from './batched.js';
 import { conflict, forbidden, invalid, notFound } from './ledger-error.js';
 import { describeState } from './lease.js';
 import { displayId, todoColumns, type ClaimedTodo } from './todo.js';
@@ -80,7 +81,11 @@ export async function claimTodo(
   return explainUnclaimable(db, actor, id);
 }
 
-/** Claims the oldest claimable todo on a queue, or returns null when there is none. */
+/**
+ * Claims the oldest claimable todo on a queue, or returns null when there is none. Concurrent
+ * claims of one actor on one queue share a statement (`limit n … skip locked`, a history row
+ * for each): eight workers calling at once cost one commit, not eight.
+ */
 export async function claimNextTodo(
   db: Db,
   actor: Actor,
@@ -90,18 +95,30 @@ export async function claimNextTodo(
   assertQueue(queue);
   assertMayWorkQueue(actor, queue);
   assertLeaseSeconds(leaseSeconds);
-  const [claimed] = await claimRows(
-    db,
-    actor,
-    leaseSeconds,
-    db`select id, state, claimed_by from todos t
-       where t.queue = ${queue} and t.state <> 'quarantined' and ${claimable(db, actor)}
-       order by t.available_at, t.id
-       limit 1
-       for no key update skip locked`,
-  );
-  return claimed ?? null;
+  const key = JSON.stringify([actor.kind, actor.name, actor.via, queue, leaseSeconds]);
+  return claimNextBatched(db, key, { actor, queue, leaseSeconds });
 }
+
+const claimNextBatched = batched(
+  async (
+    db: Db,
+    _key: string,
+    requests: { actor: Actor; queue: string; leaseSeconds: number }[],
+  ): Promise<(ClaimedTodo | null)[]> => {
+    const { actor, queue, leaseSeconds } = requests[0]!;
+    const claimed = await claimRows(
+      db,
+      actor,
+      leaseSeconds,
+      db`select id, state, claimed_by from todos t
+         where t.queue = ${queue} and t.state <> 'quarantined' and ${claimable(db, actor)}
+         order by t.available_at, t.id
+         limit ${requests.length}
+         for no key update skip locked`,
+    );
+    return requests.map((_, index) => claimed[index] ?? null);
+  },
+);
 
 async function explainUnclaimable(db: Db, actor: Actor, id: number): Promise<never> {
   const [todo] = await db<

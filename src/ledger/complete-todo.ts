@@ -1,9 +1,11 @@
-import type { Db } from '../db/open-database.js';
-import type { Actor } from './actor.js';
-import { updateLeasedTodo } from './lease.js';
-import type { Todo } from './todo.js';
-import { assertStorable } from './validate.js';
+import type postgres from 'postgres';
 import { excerpt } from '../contract/neutralise-text.js';
+import type { Db } from '../db/open-database.js';
+import { visibleTo, type Actor } from './actor.js';
+import { batched, isTransaction } from './batched.js';
+import { assertLeaseToken, updateLeasedTodo } from './lease.js';
+import { todoColumns, type Todo } from './todo.js';
+import { assertStorable } from './validate.js';
 
 export interface Completion {
   summary?: string | null | undefined;
@@ -11,20 +13,109 @@ export interface Completion {
   result?: unknown;
 }
 
+/** Work that must commit with the completion or not at all (e.g. queueing a write-back). */
+export type AfterComplete = (tx: postgres.TransactionSql, todo: Todo) => Promise<void>;
+
+interface CompletionRequest {
+  actor: Actor;
+  id: number;
+  leaseToken: string;
+  summary: string | null;
+  result: unknown;
+  after: AfterComplete | undefined;
+}
+
+/**
+ * Marks a claimed todo done, if `leaseToken` is still its lease. Concurrent completions by one
+ * actor share a statement — each row fenced by its own token and lease end, each with its own
+ * history row — and, with `after`, one transaction. A completion the shared statement did not
+ * take (its lease lost, or the batch failed) is tried again alone, which says why it was refused.
+ */
 export async function completeTodo(
   db: Db,
   actor: Actor,
   id: number,
   leaseToken: string,
   completion: Completion = {},
+  after?: AfterComplete,
 ): Promise<Todo> {
   const summary = completion.summary ?? null;
   const result = completion.result ?? null;
   assertStorable({ summary, result });
-  return updateLeasedTodo(db, actor, id, leaseToken, {
-    set: db`state = 'done', available_at = null, lease_token = null,
-            summary = ${summary}, result = ${result === null ? null : db.json(result as never)}`,
-    action: 'completed',
-    data: summary === null ? null : { summary: excerpt(summary) },
+  assertLeaseToken(leaseToken);
+  const request = { actor, id, leaseToken, summary, result, after };
+  const key = JSON.stringify([actor.kind, actor.name, actor.via]);
+  return (await completeBatched(db, key, request)) ?? completeAlone(db, request);
+}
+
+const completeBatched = batched(
+  async (db: Db, _key: string, requests: CompletionRequest[]): Promise<(Todo | null)[]> => {
+    const { actor } = requests[0]!;
+    const rows = requests.map((request, ord) => ({
+      ord,
+      id: request.id,
+      token: request.leaseToken,
+      summary: request.summary,
+      result: request.result,
+      excerpt: request.summary === null ? null : excerpt(request.summary),
+    }));
+    const complete = (tx: Db) => tx<(Todo & { ord: number })[]>`
+      with v as (
+        select * from jsonb_to_recordset(${tx.json(rows as never)}::jsonb)
+          as v(ord int, id bigint, token uuid, summary text, result jsonb, excerpt text)
+      ), t as (
+        update todos t set state = 'done', available_at = null, lease_token = null,
+                           summary = v.summary, result = nullif(v.result, 'null'::jsonb), updated_at = now()
+        from v
+        where t.id = v.id and t.state = 'claimed' and t.lease_token = v.token
+          and t.available_at > now() and ${visibleTo(tx, actor)}
+        returning t.*, v.ord, v.excerpt as summary_excerpt
+      ), e as (
+        insert into todo_events (todo_id, actor_kind, actor, via, action, data)
+        select t.id, ${actor.kind}, ${actor.name}, ${actor.via}, 'completed',
+               case when t.summary_excerpt is not null then jsonb_build_object('summary', t.summary_excerpt) end
+        from t
+      )
+      select ${todoColumns(tx)}, t.ord from t`;
+    const hooked = requests.some((request) => request.after);
+    try {
+      const done = hooked
+        ? await inTransaction(db, async (tx) => {
+            const rows = await complete(tx);
+            for (const { ord, ...todo } of rows) await requests[ord]!.after?.(tx, todo);
+            return rows;
+          })
+        : await complete(db);
+      const byOrd = new Map(done.map(({ ord, ...todo }) => [ord, todo]));
+      return requests.map((_, ord) => byOrd.get(ord) ?? null);
+    } catch (error) {
+      // Alone, each completion meets its own fate (and its own error) rather than its batch's.
+      if (isTransaction(db) || requests.length === 1) throw error;
+      return requests.map(() => null);
+    }
+  },
+);
+
+/** One completion in a statement of its own: done, or refused with the reason. */
+async function completeAlone(db: Db, request: CompletionRequest): Promise<Todo> {
+  const { actor, id, leaseToken, summary, result, after } = request;
+  const update = (tx: Db) =>
+    updateLeasedTodo(tx, actor, id, leaseToken, {
+      set: tx`state = 'done', available_at = null, lease_token = null,
+              summary = ${summary}, result = ${result === null ? null : tx.json(result as never)}`,
+      action: 'completed',
+      data: summary === null ? null : { summary: excerpt(summary) },
+    });
+  if (!after) return update(db);
+  return inTransaction(db, async (tx) => {
+    const todo = await update(tx);
+    await after(tx, todo);
+    return todo;
   });
+}
+
+/** Runs `work` in a transaction: `db`'s own if it is one, else a new one. */
+function inTransaction<T>(db: Db, work: (tx: postgres.TransactionSql) => Promise<T>): Promise<T> {
+  if (isTransaction(db)) return work(db);
+  return db.begin(work) as Promise<T>;
 }

@@ -6,6 +6,10 @@ import { displayId, insertEvent, todoColumns, type Todo } from './todo.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
+export function assertLeaseToken(leaseToken: string): void {
+  if (!UUID.test(leaseToken)) throw invalid('lease token must be the UUID returned by claim');
+}
+
 /**
  * Heartbeat, complete, fail and release are the lease holder's: each is one guarded update that
  * matches only while the presented token is the current lease and the lease has not ended, so a
@@ -22,7 +26,7 @@ export async function updateLeasedTodo(
     data?: Record<string, unknown> | null;
   },
 ): Promise<Todo> {
-  if (!UUID.test(leaseToken)) throw invalid('lease token must be the UUID returned by claim');
+  assertLeaseToken(leaseToken);
   const [todo] = await db<Todo[]>`
     with t as (
       update todos t set ${change.set}, updated_at = now()

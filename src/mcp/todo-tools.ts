@@ -275,11 +275,15 @@ export function registerTodoTools(server: McpServer, context: ToolContext): void
     ({ todo_id, lease_token, summary, result }) =>
       run('complete_todo', async () => {
         const token = tokenFor(todo_id, lease_token);
-        const todo = await sql.begin(async (tx) => {
-          const done = await completeTodo(tx, actor, todo_id, token, { summary, result });
-          await hooks.afterComplete?.(tx, done, actor);
-          return done;
-        });
+        const { afterComplete } = hooks;
+        const todo = await completeTodo(
+          sql,
+          actor,
+          todo_id,
+          token,
+          { summary, result },
+          afterComplete && ((tx, done) => afterComplete(tx, done, actor)),
+        );
         finished(todo_id);
         return ok({ todo }, `completed todo #${todo_id}`);
       }),
