@@ -179,6 +179,10 @@ describe('ringing', () => {
       // The re-ring went to the other session.
       expect(a.wakes()).toHaveLength(1);
       expect(b.wakes()).toHaveLength(1);
+      // Each push is recorded once it is made, which may be just after it arrived.
+      await expect
+        .poll(async () => (await history(id)).filter((e) => e.action === 'rung').length)
+        .toBe(2);
       const rings = (await history(id)).filter((e) => e.action === 'rung');
       expect(rings.map((e) => e.data.ring)).toEqual([1, 2]);
       expect(rings[0].data.session).not.toBe(rings[1].data.session);

@@ -113,7 +113,8 @@ describe('the channel is the best rung', () => {
       }
       expect(wakesFor(claude)).toEqual(ids);
       expect(heard).toEqual([]);
-      for (const id of ids) expect(await rungPaths(id)).toEqual(['channel']);
+      // Each push is recorded once it is made, which may be just after it arrived.
+      for (const id of ids) await expect.poll(() => rungPaths(id)).toEqual(['channel']);
     } finally {
       await mcp.close();
       await claude.close();
@@ -154,7 +155,7 @@ describe('lower rungs', () => {
       for (let i = 0; i < 3; i++) {
         const id = await create(agent.queue, `for the stream ${i}`);
         await stream.waitFor((e) => e.event === 'wake' && e.data.todo_id === id);
-        expect(await rungPaths(id)).toEqual(['sse']);
+        await expect.poll(() => rungPaths(id)).toEqual(['sse']);
       }
       expect(listener.heard).toEqual([]);
 
@@ -162,7 +163,7 @@ describe('lower rungs', () => {
       await expect.poll(async () => await sessionsOf(agent.name)).toEqual(['mcp_log']);
       const second = await create(agent.queue, 'for the MCP client');
       await expect.poll(() => listener!.heard).toEqual([second]);
-      expect(await rungPaths(second)).toEqual(['mcp_log']);
+      await expect.poll(() => rungPaths(second)).toEqual(['mcp_log']);
     } finally {
       stream.close();
       await listener?.mcp.close();
