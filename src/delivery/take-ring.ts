@@ -50,109 +50,149 @@ export interface RingRequest {
 }
 
 /**
- * Takes the next ring of a claimable todo and picks whom it goes to, in one transaction: of all
- * processes that hear a wake, the one whose upsert matches rings; the others get null. The target
+ * Takes the next ring of a claimable todo and picks whom it goes to. Of all processes that hear
+ * a wake, the one whose upsert of the ring row matches rings; the others get null. The target
  * is, among the live sessions meant to work the todo (an agent of its queue, or its assignee), of
  * the best rank on the ladder (SESSION_RANKS), the least recently rung, preferring one other than
- * the last rung; with none, the least recently rung webhook.
+ * the last rung; with none, the least recently rung webhook; with none either, nobody (the wake
+ * is stored).
+ *
+ * Every wake of every todo comes through here, so it is two statements, not a transaction of
+ * seven: take the ring, then pick and mark the target (or store the wake) in one. If the process
+ * dies between the two, the ring row says rung and nobody was told: the todo's re-ring comes on
+ * schedule. The rows only steer the doorbell, so neither commit waits for the disk unless it
+ * records a stored wake in the history.
  */
+
 export async function takeRing(sql: postgres.Sql, request: RingRequest): Promise<Ring | null> {
   const { todoId, reason, schedule, sessionTtlMs } = request;
   const wakeId = typeof reason === 'object' ? reason.wake : null;
-  return sql.begin(async (tx) => {
-    const nextRings = wakeId === null ? tx`r.rings + 1` : tx`1`;
-    const [taken] = await tx<
-      (RingedTodo & { assignee: string | null; rings: number; last_session: string | null })[]
-    >`
-      with todo as (
-        select t.id, t.queue, t.kind, t.title, t.url, t.assignee from todos t
-        where t.id = ${todoId} and t.state = 'pending' and t.available_at <= now() and t.kind <> 'approval'
-      ), taken as (
-        insert into todo_rings as r (todo_id, rings, next_ring_at, wake_id)
-        select id, 1, now() + make_interval(secs => ${schedule[0]! / 1000}), ${wakeId} from todo
-        on conflict (todo_id) do update set
-          -- a new wake starts the schedule over; a re-ring or a failover moves along it
-          rings = ${nextRings},
-          next_ring_at = now() + make_interval(secs => (${schedule}::float8[])[least(${nextRings}, ${schedule.length})] / 1000),
-          wake_id = coalesce(excluded.wake_id, r.wake_id)
-        where ${
-          reason === 'retry'
-            ? tx`true`
-            : reason === 'due'
-              ? tx`r.next_ring_at <= now()`
-              : tx`r.wake_id is distinct from excluded.wake_id`
-        }
-        returning r.rings, r.last_session
-      )
-      select todo.*, taken.rings, taken.last_session from todo, taken`;
-    if (!taken) return null;
-    const { assignee, rings, last_session, ...todo } = taken;
+  const nextRings = wakeId === null ? sql`r.rings + 1` : sql`1`;
+  const [taken] = await sql<
+    (RingedTodo & { assignee: string | null; rings: number; last_session: string | null })[]
+  >`
+    with todo as (
+      select t.id, t.queue, t.kind, t.title, t.url, t.assignee from todos t
+      where t.id = ${todoId} and t.state = 'pending' and t.available_at <= now() and t.kind <> 'approval'
+    ), taken as (
+      insert into todo_rings as r (todo_id, rings, next_ring_at, wake_id)
+      select id, 1, now() + make_interval(secs => ${schedule[0]! / 1000}), ${wakeId}
+      from todo, (select set_config('synchronous_commit', 'off', true)) steering_only
+      on conflict (todo_id) do update set
+        -- a new wake starts the schedule over; a re-ring or a failover moves along it
+        rings = ${nextRings},
+        next_ring_at = now() + make_interval(secs => (${schedule}::float8[])[least(${nextRings}, ${schedule.length})] / 1000),
+        wake_id = coalesce(excluded.wake_id, r.wake_id)
+      where ${
+        reason === 'retry'
+          ? sql`true`
+          : reason === 'due'
+            ? sql`r.next_ring_at <= now()`
+            : sql`r.wake_id is distinct from excluded.wake_id`
+      }
+      returning r.rings, r.last_session
+    )
+    select todo.*, taken.rings, taken.last_session from todo, taken`;
+  if (!taken) return null;
+  const { assignee, rings, last_session, ...todo } = taken;
+  const ring = { todo, rings, assignee, lastSession: last_session, sessionTtlMs };
+  const picked = await pickTarget(sql, ring, false);
+  if (picked !== 'busy') return { todo, rings, target: picked };
+  // Every session of the best rank is being rung for another todo this instant: wait for one,
+  // rather than fall to a lower rank or store a wake that a consumer was there to hear.
+  const waited = await pickTarget(sql, ring, true);
+  return { todo, rings, target: waited === 'busy' ? null : waited };
+}
 
-    // The ladder (DESIGN §6): of the live sessions meant to work the todo, only those of the
-    // best rank are candidates — a Claude Code channel puts the doorbell in front of the model,
-    // an event stream is a program that acts on it, an MCP log notification may only be logged.
-    // Within that rank, the least recently rung, preferring one other than the last rung.
-    // A session being rung for another todo this instant is passed over for a free one of the
-    // same rank; only when every one of them is busy does the ring wait for one, rather than fall
-    // to a lower rank or find "nobody" and store a wake that a consumer was there to hear.
-    const pickSession = (waitForBusy: boolean) => tx<(RingTarget & { kind: 'session' })[]>`
-      with eligible as (
-        select s.id, array_position(${SESSION_RANKS as string[]}::text[], s.path) as rank from consumer_sessions s
-        join principals p on p.name = s.principal and p.revoked_at is null
-        join consumer_processes pr on pr.id = s.process_id
-        where pr.seen_at > now() - make_interval(secs => ${sessionTtlMs / 1000})
-          -- an agent is rung for its queues; a human only for work assigned to them, or on a
-          -- stream that asked for a queue (an idle human session must not take agents' rings)
-          and (${todo.queue} = any(p.queues) or p.name = ${assignee} or (p.kind = 'human' and s.queues is not null))
-          and (${assignee}::text is null or p.name = ${assignee})
-          and (s.queues is null or ${todo.queue} = any(s.queues))
-      ), chosen as (
-        select s.id, s.process_id, s.path, s.principal from consumer_sessions s
-        join eligible e on e.id = s.id
-        where e.rank = (select min(rank) from eligible)
-        order by s.id is not distinct from ${last_session}::uuid, s.last_rung_at nulls first, s.connected_at
-        limit 1
-        for update of s ${waitForBusy ? tx`` : tx`skip locked`}
-      ), marked as (
-        update consumer_sessions s set last_rung_at = now() from chosen where s.id = chosen.id
-      ), ring as (
-        update todo_rings set last_session = chosen.id from chosen where todo_id = ${todo.id}
-      )
-      select 'session' as kind, id as session_id, process_id, path, principal from chosen`;
-    let [session] = await pickSession(false);
-    if (!session) [session] = await pickSession(true);
-    // The ring row and last_rung_at only steer who is rung next; if a crash loses them, the todo
-    // is simply rung again (catch-up, re-ring). So this commit need not wait for the disk, and
-    // the push it leads to does not wait behind a second flush.
-    if (session) {
-      await tx`set local synchronous_commit = off`;
-      return { todo, rings, target: session };
-    }
+interface RingToPick {
+  todo: RingedTodo;
+  rings: number;
+  assignee: string | null;
+  lastSession: string | null;
+  sessionTtlMs: number;
+}
 
-    const [webhook] = await tx<(RingTarget & { kind: 'webhook' })[]>`
-      with chosen as (
-        select w.principal, w.url, w.secret from consumer_webhooks w
-        join principals p on p.name = w.principal and p.revoked_at is null
-        where (${todo.queue} = any(p.queues) or p.name = ${assignee})
-          and (${assignee}::text is null or p.name = ${assignee})
-        order by w.last_rung_at nulls first
-        limit 1
-        for update of w skip locked
-      ), marked as (
-        update consumer_webhooks w set last_rung_at = now() from chosen where w.principal = chosen.principal
-      )
-      select 'webhook' as kind, principal, url, secret from chosen`;
-    if (webhook) {
-      await tx`set local synchronous_commit = off`;
-      return { todo, rings, target: webhook };
-    }
-    // Nobody to ring: the todo waits, is offered in the digest of the next consumer to attach, and
-    // is rung again on schedule. Recorded once per wake, not on every re-ring.
-    if (rings === 1) {
-      await tx`
-        insert into todo_events (todo_id, actor_kind, actor, via, action, data)
-        values (${todo.id}, 'system', 'dispatcher', 'delivery', 'wake_stored', ${tx.json({ reason: 'no consumer attached' })})`;
-    }
-    return { todo, rings, target: null };
-  });
+/**
+ * One statement: the ladder (DESIGN §6) for one ring. Of the live sessions meant to work the
+ * todo, only those of the best rank are candidates — a Claude Code channel puts the doorbell in
+ * front of the model, an event stream is a program that acts on it, an MCP log notification may
+ * only be logged — and among them the least recently rung, preferring one other than the last
+ * rung; the chosen one is marked. A session being rung for another todo this instant is passed
+ * over for a free one of the same rank, and when all of them are, the answer is `busy` (with
+ * `waitForBusy`, it waits for one instead). With no eligible session at all, the least recently
+ * rung webhook; with none, the wake is stored in the history (once per wake, not on re-rings).
+ */
+async function pickTarget(
+  sql: postgres.Sql,
+  ring: RingToPick,
+  waitForBusy: boolean,
+): Promise<RingTarget | 'busy' | null> {
+  const { todo, rings, assignee, lastSession, sessionTtlMs } = ring;
+  const [row] = await sql<
+    {
+      kind: 'session' | 'webhook' | 'busy';
+      session_id: string;
+      process_id: string;
+      path: SessionPath;
+      principal: string;
+      url: string;
+      secret: string;
+    }[]
+  >`
+    with eligible as (
+      select s.id, array_position(${SESSION_RANKS as string[]}::text[], s.path) as rank
+      from consumer_sessions s
+      join principals p on p.name = s.principal and p.revoked_at is null
+      join consumer_processes pr on pr.id = s.process_id
+      where pr.seen_at > now() - make_interval(secs => ${sessionTtlMs / 1000})
+        -- an agent is rung for its queues; a human only for work assigned to them, or on a
+        -- stream that asked for a queue (an idle human session must not take agents' rings)
+        and (${todo.queue} = any(p.queues) or p.name = ${assignee} or (p.kind = 'human' and s.queues is not null))
+        and (${assignee}::text is null or p.name = ${assignee})
+        and (s.queues is null or ${todo.queue} = any(s.queues))
+    ), chosen as (
+      select s.id, s.process_id, s.path, s.principal from consumer_sessions s
+      join eligible e on e.id = s.id
+      where e.rank = (select min(rank) from eligible)
+      order by s.id is not distinct from ${lastSession}::uuid, s.last_rung_at nulls first, s.connected_at
+      limit 1
+      for update of s ${waitForBusy ? sql`` : sql`skip locked`}
+    ), marked as (
+      update consumer_sessions s set last_rung_at = now() from chosen where s.id = chosen.id
+    ), rung as (
+      update todo_rings set last_session = chosen.id from chosen where todo_id = ${todo.id}
+    ), hook as (
+      select w.principal, w.url, w.secret from consumer_webhooks w
+      join principals p on p.name = w.principal and p.revoked_at is null
+      where not exists (select 1 from eligible)
+        and (${todo.queue} = any(p.queues) or p.name = ${assignee})
+        and (${assignee}::text is null or p.name = ${assignee})
+      order by w.last_rung_at nulls first
+      limit 1
+      for update of w skip locked
+    ), hook_marked as (
+      update consumer_webhooks w set last_rung_at = now() from hook where w.principal = hook.principal
+    ), stored as (
+      -- Nobody to ring: the todo waits, is offered in the digest of the next consumer to attach,
+      -- and is rung again on schedule.
+      insert into todo_events (todo_id, actor_kind, actor, via, action, data)
+      select ${todo.id}, 'system', 'dispatcher', 'delivery', 'wake_stored',
+             ${sql.json({ reason: 'no consumer attached' })}
+      where ${rings} = 1 and not exists (select 1 from eligible) and not exists (select 1 from hook)
+    )
+    select 'session' as kind, id as session_id, process_id, path, principal,
+           null as url, null as secret, set_config('synchronous_commit', 'off', true) as steering_only
+    from chosen
+    union all
+    select 'webhook', null, null, null, principal, url, secret, set_config('synchronous_commit', 'off', true)
+    from hook
+    union all
+    select 'busy', null, null, null, null, null, null, null
+    where exists (select 1 from eligible) and not exists (select 1 from chosen)`;
+  if (!row) return null;
+  if (row.kind === 'busy') return 'busy';
+  const { kind, principal } = row;
+  return kind === 'session'
+    ? { kind, session_id: row.session_id, process_id: row.process_id, path: row.path, principal }
+    : { kind, principal, url: row.url, secret: row.secret };
 }
