@@ -28,6 +28,11 @@ import { actorOf } from './authenticate.js';
 
 /** What other parts of the server do when a todo changes, inside the same transaction. */
 export interface TodoHooks {
+  /**
+   * Announces the wakes of new todos after their commit (src/delivery/wake-notifier.ts); with
+   * it, creates do not NOTIFY inside their own commit. Without it, the database's trigger does.
+   */
+  announce?: (todos: Todo[]) => void;
   /** A todo was completed (e.g. GitHub write-back queues the summary as a comment). */
   afterComplete?: (tx: postgres.TransactionSql, todo: Todo, actor: Actor) => Promise<void>;
   /** Someone replied on a todo (e.g. GitHub write-back queues the reply as a comment). */
@@ -111,7 +116,14 @@ export function todoRoutes(sql: postgres.Sql, hooks: TodoHooks = {}): Router {
   router.post('/todos', async (req, res) => {
     const body = CreateBody.parse(bodyOf(req.body));
     const actor = actorOf(res);
-    const { todo, created } = await createTodo(sql, actor, { ...body, source: source(actor) });
+    const { announce } = hooks;
+    const { todo, created } = await createTodo(
+      sql,
+      actor,
+      { ...body, source: source(actor) },
+      { announceWake: announce !== undefined },
+    );
+    if (created) announce?.([todo]);
     res.status(created ? 201 : 200).json({ todo, created });
   });
 

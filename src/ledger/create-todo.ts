@@ -40,7 +40,21 @@ export interface CreatedTodo {
 const LIVE_KEY = `idempotency_key is not null
   and (state in ('pending', 'claimed', 'quarantined') or (state = 'failed' and available_at is not null))`;
 
-export async function createTodo(db: Db, actor: Actor, input: NewTodo): Promise<CreatedTodo> {
+export interface CreateOptions {
+  /**
+   * The caller announces the new todo's wake itself once its transaction has committed
+   * (src/delivery/wake-notifier.ts), so that this commit does not NOTIFY: notifying commits
+   * are serialised database-wide (migrations/0012). Only for a `created` todo that is pending.
+   */
+  announceWake?: boolean;
+}
+
+export async function createTodo(
+  db: Db,
+  actor: Actor,
+  input: NewTodo,
+  { announceWake = false }: CreateOptions = {},
+): Promise<CreatedTodo> {
   assertQueue(input.queue);
   const kind = input.kind ?? 'manual';
   assertKind(kind);
@@ -79,10 +93,12 @@ export async function createTodo(db: Db, actor: Actor, input: NewTodo): Promise<
       with t as (
         insert into todos (queue, kind, title, body, state, source, url, attributed_to, assignee,
                            idempotency_key, available_at, max_attempts, meta)
-        values (${input.queue}, ${kind}, ${title}, ${body}, ${quarantined ? 'quarantined' : 'pending'},
-                ${input.source}, ${input.url ?? null}, ${attributedTo}, ${input.assignee ?? null}, ${key},
-                ${quarantined ? null : db`now()`}, ${input.max_attempts ?? 5},
-                ${db.json((input.meta ?? {}) as never)})
+        select ${input.queue}, ${kind}, ${title}, ${body}, ${quarantined ? 'quarantined' : 'pending'},
+               ${input.source}, ${input.url ?? null}, ${attributedTo}, ${input.assignee ?? null}, ${key},
+               ${quarantined ? null : db`now()`}, ${input.max_attempts ?? 5},
+               ${db.json((input.meta ?? {}) as never)}
+        -- evaluated before the insert's triggers fire, at the end of this statement
+        ${announceWake ? db`from (select set_config('switchboard.announce_new_todos', 'on', true)) announce` : db``}
         on conflict (queue, idempotency_key) where ${db.unsafe(LIVE_KEY)} do nothing
         returning *
       ), e as (${insertEvent(db, actor, quarantined ? 'quarantined' : 'created')})

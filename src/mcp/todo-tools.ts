@@ -327,10 +327,14 @@ export function registerTodoTools(server: McpServer, context: ToolContext): void
     },
     (args) =>
       run('create_todo', async () => {
-        const { todo, created } = await createTodo(sql, actor, {
-          ...args,
-          source: sourceOf(actor),
-        });
+        const { announce } = hooks;
+        const { todo, created } = await createTodo(
+          sql,
+          actor,
+          { ...args, source: sourceOf(actor) },
+          { announceWake: announce !== undefined },
+        );
+        if (created) announce?.([todo]);
         return ok(
           { todo, created },
           created ? `created todo #${todo.id}` : `todo #${todo.id} already exists with that key`,

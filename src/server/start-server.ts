@@ -12,6 +12,7 @@ import {
   type DispatcherTiming,
 } from '../delivery/create-dispatcher.js';
 import { createWakeHub, type WakeHub } from '../delivery/wake-hub.js';
+import { createWakeNotifier, type WakeNotifier } from '../delivery/wake-notifier.js';
 import { createHttpApp } from '../http/create-http-app.js';
 import { eventStreamRoutes, type EventStreams } from '../http/event-stream-routes.js';
 import { createMcpEndpoint, type McpEndpoint } from '../mcp/mcp-endpoint.js';
@@ -71,6 +72,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   let mcp: McpEndpoint | undefined;
   let dispatcher: Dispatcher | undefined;
   let tokens: TokenCache | undefined;
+  let wakes: WakeNotifier | undefined;
   const close = async () => {
     clearInterval(sweeper);
     if (http?.listening) {
@@ -81,6 +83,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       await closed;
     }
     await github?.stop();
+    await wakes?.flush();
     await dispatcher?.close();
     await hub?.close();
     await tokens?.close();
@@ -113,11 +116,13 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       timing: { ...DEFAULT_TIMING, ...options.deliveryTiming },
     });
     streams = eventStreamRoutes(db.sql, dispatcher);
+    wakes = createWakeNotifier(db.sql, db.schema, log);
+    const hooks = { ...github.hooks, announce: wakes.announce };
     mcp = createMcpEndpoint({
       sql: db.sql,
       tokens,
       log,
-      hooks: github.hooks,
+      hooks,
       version: VERSION,
       dispatcher,
     });
@@ -127,7 +132,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       metrics,
       tokens,
       webhooks: github.webhooks,
-      hooks: github.hooks,
+      hooks,
       apiRoutes: [github.routes, streams.routes],
       routes: [mcp.routes],
     });
