@@ -13,7 +13,11 @@ import type { z } from 'zod';
 import { ApiError } from '../client/client-errors.js';
 import type { Doorbell } from '../contract/doorbell.js';
 import { excerpt, neutraliseLine } from '../contract/neutralise-text.js';
-import { TODO_TOOLS, type TodoToolDefinition } from '../contract/todo-tools.js';
+import {
+  databaseUnavailableHint,
+  TODO_TOOLS,
+  type TodoToolDefinition,
+} from '../contract/todo-tools.js';
 import { dropOverlongLines } from './drop-overlong-lines.js';
 import {
   CHANNEL_CAPABILITIES,
@@ -161,10 +165,16 @@ export async function runChannel(options: ChannelOptions): Promise<void> {
     content: [{ type: 'text', text }],
   });
 
-  /** The server was reached and said no (a 4xx): not a reason to try again in a minute. */
-  const refused = (error: unknown): CallToolResult | undefined => {
+  /**
+   * The server was reached and said no (a 4xx): not a reason to try again in a minute. Or it
+   * said that its database is not answering (503 database_unavailable): then it is.
+   */
+  const refused = (tool: string, error: unknown): CallToolResult | undefined => {
     if (!(error instanceof StreamableHTTPError)) return undefined;
     const status = error.code;
+    // The SDK keeps the body of the refusal in the message: the API's {error, code}.
+    if (status === 503 && error.message.includes('"code":"database_unavailable"'))
+      return toolError(databaseUnavailableHint(tool));
     if (status === undefined || status < 400 || status >= 500) return undefined;
     const text =
       status === 401 || status === 403
@@ -197,7 +207,7 @@ export async function runChannel(options: ChannelOptions): Promise<void> {
       return result;
     } catch (error) {
       log(`tool ${name} failed: ${JSON.stringify(String(error).slice(0, 300))}`);
-      return refused(error) ?? unreachable();
+      return refused(name, error) ?? unreachable();
     }
   };
 
@@ -220,6 +230,8 @@ export async function runChannel(options: ChannelOptions): Promise<void> {
     } catch (error) {
       log(`tool request_approval failed: ${JSON.stringify(String(error).slice(0, 300))}`);
       if (!(error instanceof ApiError)) return unreachable();
+      if (error.code === 'database_unavailable')
+        return toolError(databaseUnavailableHint('request_approval'));
       if (error.status === 401 || error.status === 403)
         return toolError(
           `switchboard at ${base} refused this channel's token (HTTP ${error.status}); nothing changed. Ask your human to check SWITCHBOARD_TOKEN.`,

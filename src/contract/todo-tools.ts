@@ -150,3 +150,11 @@ export const TODO_TOOLS = {
 } satisfies Record<string, TodoToolDefinition>;
 
 export type TodoToolName = keyof typeof TODO_TOOLS;
+
+/**
+ * A tool result's text when switchboard's database does not answer (on /mcp, and on the channel,
+ * whose call /mcp refused for that reason). The call may have been cut off after its commit.
+ */
+export function databaseUnavailableHint(tool: string): string {
+  return `switchboard's database is not answering right now, so ${tool} may not have taken effect. Try again in a minute (get_todo shows what did); if it keeps failing, tell your human.`;
+}

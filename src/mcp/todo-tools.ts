@@ -1,7 +1,8 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type postgres from 'postgres';
-import { TODO_TOOLS } from '../contract/todo-tools.js';
+import { databaseUnavailableHint, TODO_TOOLS } from '../contract/todo-tools.js';
+import { isDatabaseUnavailable } from '../db/is-database-unavailable.js';
 import type { TodoHooks } from '../http/todo-routes.js';
 import {
   claimNextTodo,
@@ -78,6 +79,16 @@ export function registerTodoTools(server: McpServer, context: ToolContext): void
   const run = (tool: string, body: () => Promise<CallToolResult>) =>
     body().catch((error: unknown): CallToolResult => {
       if (error instanceof LedgerError) return refusal(error);
+      if (isDatabaseUnavailable(error)) {
+        log.warn(
+          { code: (error as { code: string }).code, tool, principal: actor.name },
+          'MCP tool failed: the database is not answering',
+        );
+        return {
+          isError: true,
+          content: [{ type: 'text', text: databaseUnavailableHint(tool) }],
+        };
+      }
       log.error({ err: error, tool, principal: actor.name }, 'MCP tool failed');
       return {
         isError: true,

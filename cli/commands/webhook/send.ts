@@ -72,10 +72,9 @@ export default class WebhookSend extends SwitchboardCommand {
     });
     const answer = `${response.status} ${statusText(response.body)}`.trim();
     if (response.status >= 400) {
-      throw new CommandError(
-        `delivery ${delivery} refused: HTTP ${answer}`,
-        exitCodeFor(response.status, codeOf(response.body)),
-      );
+      const exitCode = exitCodeFor(response.status, codeOf(response.body));
+      const outcome = exitCode === EXIT.refused ? 'refused' : 'not recorded';
+      throw new CommandError(`delivery ${delivery} ${outcome}: HTTP ${answer}`, exitCode);
     }
     this.log(`delivered ${delivery} (${flags.event}) to ${url}: HTTP ${answer}`);
     return { url, event: flags.event, delivery, status: response.status, body: response.body };
