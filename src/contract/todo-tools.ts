@@ -149,8 +149,6 @@ export const TODO_TOOLS = {
   },
 } satisfies Record<string, TodoToolDefinition>;
 
-export type TodoToolName = keyof typeof TODO_TOOLS;
-
 /**
  * A tool result's text when switchboard's database does not answer (on /mcp, and on the channel,
  * whose call /mcp refused for that reason). The call may have been cut off after its commit.
