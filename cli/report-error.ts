@@ -30,6 +30,13 @@ function describe(error: unknown): { code: number; message: string } {
         message: `${error.message} — run 'switchboard login' with a valid token`,
       };
     }
+    if (error.code === 'database_unavailable') {
+      return {
+        code: EXIT.unreachable,
+        message:
+          "the server's database is not answering — try again shortly; if it lasts, the server's log says why",
+      };
+    }
     if (error.status >= 400 && error.status < 500) {
       return { code: EXIT.refused, message: error.message };
     }

@@ -3,20 +3,21 @@ import {
   StreamableHTTPClientTransport,
   StreamableHTTPError,
 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import {
-  CallToolRequestSchema,
-  ListToolsRequestSchema,
-  type CallToolResult,
-  type Tool,
-} from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Readable, Writable } from 'node:stream';
 import { EventSourceParserStream } from 'eventsource-parser/stream';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { z } from 'zod';
+import type { z } from 'zod';
+import { ApiError } from '../client/client-errors.js';
 import type { Doorbell } from '../contract/doorbell.js';
 import { excerpt, neutraliseLine } from '../contract/neutralise-text.js';
+import {
+  databaseUnavailableHint,
+  TODO_TOOLS,
+  type TodoToolDefinition,
+} from '../contract/todo-tools.js';
 import { dropOverlongLines } from './drop-overlong-lines.js';
 import {
   CHANNEL_CAPABILITIES,
@@ -52,48 +53,24 @@ const RECONNECT_MAX_MS = 30_000;
 const ATTACH_WAIT_MS = 10_000;
 
 /**
- * request_approval's arguments, answered here rather than on /mcp: the same rules and hints as
- * there (src/mcp/todo-tools.ts), so that a mistyped argument is refused, never silently dropped.
- */
-const QuestionArgs = z.object({
-  question: z
-    .string({ error: 'question must be the yes/no question for your human' })
-    .max(10_000, { error: 'question is too long (at most 10000 characters)' })
-    .refine((question) => question.trim() !== '', {
-      error: 'question must be the yes/no question for your human',
-    }),
-  body: z
-    .string({ error: 'body must be text' })
-    .max(65_536, { error: 'body is too long (at most 65536 characters)' })
-    .optional(),
-  todo_id: z
-    .number({ error: 'todo_id must be the number of a todo, e.g. 42 (list_todos shows them)' })
-    .int({ error: 'todo_id must be a whole number' })
-    .positive({ error: 'todo_id must be positive' })
-    .optional(),
-  ttl_seconds: z
-    .number({ error: 'ttl_seconds must be a number of seconds' })
-    .int({ error: 'ttl_seconds must be a whole number of seconds' })
-    .min(1, { error: 'ttl_seconds must be at least 1' })
-    .max(604_800, { error: 'ttl_seconds must be at most 604800 (7 days)' })
-    .optional(),
-});
-
-/**
- * `switchboard channel`: the stdio MCP server Claude Code starts. It proxies the switchboard
- * tools to the server's /mcp endpoint with the agent's token, attaches to the server as a
- * `channel` consumer and turns each doorbell into a `notifications/claude/channel` event, and
- * relays Claude Code's permission prompts into approval todos whose verdicts it sends back.
+ * `switchboard channel`: the stdio MCP server Claude Code starts. It offers the switchboard
+ * tools — the contract's definitions, so that they are listed even while the server is down —
+ * and forwards each call to the server's /mcp endpoint with the agent's token; it attaches to
+ * the server as a `channel` consumer and turns each doorbell into a
+ * `notifications/claude/channel` event; and it relays Claude Code's permission prompts into
+ * approval todos whose verdicts it sends back.
  * Resolves when stdin closes (Claude Code went away).
  */
 export async function runChannel(options: ChannelOptions): Promise<void> {
   const { url, token, log } = options;
   const base = url.replace(/\/+$/, '');
   const stopped = new AbortController();
-  const server = new Server(
+  const mcp = new McpServer(
     { name: 'switchboard', version: options.version },
     { capabilities: CHANNEL_CAPABILITIES, instructions: CHANNEL_INSTRUCTIONS },
   );
+  // The protocol level: the channel's own notifications, both ways.
+  const server = mcp.server;
 
   // Nothing may reach Claude Code before it says `initialized`: events sent earlier are dropped.
   let initialized = false;
@@ -148,11 +125,15 @@ export async function runChannel(options: ChannelOptions): Promise<void> {
     });
     const json = (await response.json().catch(() => ({}))) as Record<string, unknown>;
     if (!response.ok)
-      throw new Error(typeof json.error === 'string' ? json.error : `HTTP ${response.status}`);
+      throw new ApiError(
+        response.status,
+        typeof json.code === 'string' ? json.code : `http_${response.status}`,
+        typeof json.error === 'string' ? json.error : `HTTP ${response.status}`,
+      );
     return json;
   };
 
-  // --- tools: proxied to the server's /mcp, where their definitions live -----------------------
+  // --- tools: listed from the contract, each call forwarded to the server's /mcp ----------------
   let remote: Promise<Client> | undefined;
   const connectRemote = () =>
     (remote ??= (async () => {
@@ -179,10 +160,21 @@ export async function runChannel(options: ChannelOptions): Promise<void> {
     ],
   });
 
-  /** The server was reached and said no (a 4xx): not a reason to try again in a minute. */
-  const refused = (error: unknown): CallToolResult | undefined => {
+  const toolError = (text: string): CallToolResult => ({
+    isError: true,
+    content: [{ type: 'text', text }],
+  });
+
+  /**
+   * The server was reached and said no (a 4xx): not a reason to try again in a minute. Or it
+   * said that its database is not answering (503 database_unavailable): then it is.
+   */
+  const refused = (tool: string, error: unknown): CallToolResult | undefined => {
     if (!(error instanceof StreamableHTTPError)) return undefined;
     const status = error.code;
+    // The SDK keeps the body of the refusal in the message: the API's {error, code}.
+    if (status === 503 && error.message.includes('"code":"database_unavailable"'))
+      return toolError(databaseUnavailableHint(tool));
     if (status === undefined || status < 400 || status >= 500) return undefined;
     const text =
       status === 401 || status === 403
@@ -190,15 +182,6 @@ export async function runChannel(options: ChannelOptions): Promise<void> {
         : `switchboard refused the call (HTTP ${status}${reasonOf(error.message)}); nothing changed. Fix the arguments and call again.`;
     return { isError: true, content: [{ type: 'text', text }] };
   };
-
-  server.setRequestHandler(ListToolsRequestSchema, async () => {
-    try {
-      const { tools } = await (await connectRemote()).listTools();
-      return { tools };
-    } catch {
-      return { tools: [] as Tool[] };
-    }
-  });
 
   // The todos this session holds, newest claim last: a permission prompt is about the work at hand.
   const held = new Set<number>();
@@ -214,50 +197,51 @@ export async function runChannel(options: ChannelOptions): Promise<void> {
       held.delete(args.todo_id as number);
   };
 
-  server.setRequestHandler(CallToolRequestSchema, async (request): Promise<CallToolResult> => {
-    const { name, arguments: args = {} } = request.params;
+  /** Forwards a call, its arguments already checked here against the same schema as /mcp's. */
+  const forward = async (name: string, args: Record<string, unknown>): Promise<CallToolResult> => {
     try {
-      if (name === 'request_approval') return await askQuestion(args);
       const result = (await (
         await connectRemote()
       ).callTool({ name, arguments: args })) as CallToolResult;
       noteHeld(name, args, result);
       return result;
     } catch (error) {
-      log(
-        `tool ${JSON.stringify(name.slice(0, 100))} failed: ${JSON.stringify(String(error).slice(0, 300))}`,
-      );
-      return refused(error) ?? unreachable();
+      log(`tool ${name} failed: ${JSON.stringify(String(error).slice(0, 300))}`);
+      return refused(name, error) ?? unreachable();
     }
-  });
+  };
 
   /** request_approval is answered here, so that its verdict comes back to this session only. */
-  const askQuestion = async (args: Record<string, unknown>): Promise<CallToolResult> => {
-    const parsed = QuestionArgs.safeParse(args);
-    if (!parsed.success) {
-      const problems = [...new Set(parsed.error.issues.map((issue) => issue.message))];
-      return {
-        isError: true,
-        content: [
-          { type: 'text', text: `${problems.join('; ')}. Fix the arguments and call again.` },
-        ],
-      };
+  const askQuestion = async ({
+    question,
+    body,
+    todo_id,
+    ttl_seconds,
+  }: QuestionArgs): Promise<CallToolResult> => {
+    let json: Record<string, unknown>;
+    try {
+      json = await api('POST', '/approvals', {
+        question,
+        body,
+        about_todo_id: todo_id,
+        ttl_seconds,
+        channel_session: await attachedSession(),
+      });
+    } catch (error) {
+      log(`tool request_approval failed: ${JSON.stringify(String(error).slice(0, 300))}`);
+      if (!(error instanceof ApiError)) return unreachable();
+      if (error.code === 'database_unavailable')
+        return toolError(databaseUnavailableHint('request_approval'));
+      if (error.status === 401 || error.status === 403)
+        return toolError(
+          `switchboard at ${base} refused this channel's token (HTTP ${error.status}); nothing changed. Ask your human to check SWITCHBOARD_TOKEN.`,
+        );
+      if (error.status >= 500)
+        return toolError(
+          'request_approval failed inside switchboard (the server log has the details). Try again later; if it keeps failing, tell your human.',
+        );
+      return toolError(`${neutraliseLine(error.message, 300)}. Fix the arguments and call again.`);
     }
-    const { question, body, todo_id, ttl_seconds } = parsed.data;
-    const json = await api('POST', '/approvals', {
-      question,
-      body,
-      about_todo_id: todo_id,
-      ttl_seconds,
-      channel_session: await attachedSession(),
-    }).catch((error: unknown) => ({ error: String((error as Error).message ?? error) }));
-    if ('error' in json)
-      return {
-        isError: true,
-        content: [
-          { type: 'text', text: `${String(json.error)}. Fix the arguments and call again.` },
-        ],
-      };
     const todo = json.todo as { id: number; assignee: string };
     questions.add(todo.id);
     return {
@@ -270,6 +254,15 @@ export async function runChannel(options: ChannelOptions): Promise<void> {
       structuredContent: json,
     };
   };
+
+  // The SDK validates each call's arguments against the tool's schema, and refuses a bad one
+  // (or an unknown tool) with a tool error naming the argument, as /mcp does.
+  const definitions: Record<string, TodoToolDefinition> = TODO_TOOLS;
+  for (const [name, definition] of Object.entries(definitions)) {
+    mcp.registerTool(name, definition, (args: Record<string, unknown>) =>
+      name === 'request_approval' ? askQuestion(args as QuestionArgs) : forward(name, args),
+    );
+  }
 
   // --- permission relay: Claude Code's prompt becomes an approval todo for the human ------------
   server.setNotificationHandler(PermissionRequest, async ({ params }) => {
@@ -435,14 +428,16 @@ export async function runChannel(options: ChannelOptions): Promise<void> {
     });
     transport.onclose = () => resolve();
   });
-  await server.connect(transport);
+  await mcp.connect(transport);
   await closedInput;
   // Claude Code is gone: stop listening, and let the remote session end on its own time (the
   // server expires it) rather than keep Claude Code waiting for this process to exit.
   stopped.abort();
-  void server.close().catch(() => {});
+  void mcp.close().catch(() => {});
   void remote?.then((client) => client.close()).catch(() => {});
 }
+
+type QuestionArgs = z.infer<(typeof TODO_TOOLS)['request_approval']['inputSchema']>;
 
 /** `: why`, from the JSON-RPC error a refusing server sent, if there is one to read. */
 function reasonOf(message: string): string {

@@ -1,5 +1,6 @@
 import type { ErrorRequestHandler, Response } from 'express';
 import { ZodError } from 'zod';
+import { isDatabaseUnavailable } from '../db/is-database-unavailable.js';
 import { LedgerError, type LedgerErrorCode } from '../ledger/index.js';
 import type { Logger } from '../logger.js';
 
@@ -52,6 +53,21 @@ export function createErrorHandler(log: Logger): ErrorRequestHandler {
     }
     if (type === 'request.aborted')
       return sendError(res, 400, 'invalid', 'request body was cut short');
+    // Not a bug: PostgreSQL is down, restarting or out of connections. Say so (the client can
+    // act on it: wait and retry) without the driver's words, which name hosts and ports.
+    if (isDatabaseUnavailable(error)) {
+      log.warn(
+        { code: (error as { code: string }).code, method: req.method, path: req.path },
+        'request failed: the database is not answering',
+      );
+      res.set('retry-after', '5');
+      return sendError(
+        res,
+        503,
+        'database_unavailable',
+        'the database is not answering; try again shortly',
+      );
+    }
     log.error({ err: error, method: req.method, path: req.path }, 'request failed');
     return sendError(res, 500, 'internal', 'internal error; the server log has the details');
   };

@@ -2,7 +2,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startTestServer, type TestServer } from '../support/test-server.js';
-import { createCliHome, parseJson, runCli, type CliHome } from './support/run-cli.js';
+import { BIN, createCliHome, parseJson, runCli, type CliHome } from './support/run-cli.js';
 
 let server: TestServer;
 let home: CliHome;
@@ -87,8 +87,8 @@ describe.concurrent('agents', () => {
     expect(mcp).toEqual({
       mcpServers: {
         switchboard: {
-          command: 'npx',
-          args: ['switchboard', 'channel'],
+          command: process.execPath,
+          args: [BIN, 'channel'],
           env: { SWITCHBOARD_URL: server.url, SWITCHBOARD_TOKEN: token },
         },
         'switchboard-http': {

@@ -149,3 +149,34 @@ describe('against a switchboard server', () => {
     expect(forged.code).toBe(3);
   });
 });
+
+describe('against a switchboard server without WEBHOOK_SECRET', () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer({ webhookSecret: null });
+  });
+  afterAll(() => server?.stop());
+
+  test('regression: a server with webhooks off (503) exits 3 as --help says, not 1', async () => {
+    const env = { ...home.env, SWITCHBOARD_URL: server.url, SWITCHBOARD_TOKEN: server.adminToken };
+    const sent = await runCli(
+      ['webhook', 'send', join(FIXTURES, 'ping.json'), '--event', 'ping', '--secret', 's3cret'],
+      env,
+    );
+    expect(sent.code).toBe(3);
+    expect(sent.stdout).toBe('');
+    expect(sent.stderr).toMatch(
+      /^delivery \S+ refused: HTTP 503 — webhooks are off: WEBHOOK_SECRET is not set on this server\n$/,
+    );
+    // The help says the same, code by code.
+    const help = await runCli(['webhook', 'send', '--help'], env);
+    expect(help.code).toBe(0);
+    const text = help.stdout.replace(/\s+/g, ' ');
+    expect(text).toMatch(/0 when the server took the delivery \(2xx\)/);
+    expect(text).toMatch(
+      /3 when it refused it: any 4xx .*, or 503 from a server whose webhooks are off \(no WEBHOOK_SECRET\)/,
+    );
+    expect(text).toMatch(/4 when the server cannot be reached or its database is not answering/);
+    expect(text).toMatch(/1 on any other server failure/);
+  });
+});

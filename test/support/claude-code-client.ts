@@ -40,15 +40,27 @@ export interface ClaudeCode {
   close(): Promise<void>;
 }
 
+/** What to start, as an .mcp.json entry says: by default the checkout's `switchboard channel`. */
+export interface ServerCommand {
+  command: string;
+  args: string[];
+  /** Where Claude Code runs: the project directory (default: this process's). */
+  cwd?: string;
+}
+
 /**
  * A test client that behaves like Claude Code (CHANNELS.md, "Testing without Claude Code"): it
  * spawns the real `switchboard channel`, connects as `claude-code` with only
  * `{roots, elicitation}` capabilities, and validates every channel notification by schema.
  */
-export async function startClaudeCode(env: Record<string, string>): Promise<ClaudeCode> {
+export async function startClaudeCode(
+  env: Record<string, string>,
+  { command, args, cwd }: ServerCommand = { command: process.execPath, args: [BIN, 'channel'] },
+): Promise<ClaudeCode> {
   const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: [BIN, 'channel'],
+    command,
+    args,
+    cwd,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
     stderr: 'pipe',
   });

@@ -43,6 +43,8 @@ export interface TestServer extends RunningServer {
 export async function startTestServer(
   options: {
     schema?: string;
+    /** A port of the test's choosing (default: an ephemeral one). */
+    port?: number;
     webhookSecret?: string | null;
     github?: GitHubAppCredentials;
     /** Shorter GitHub deadlines and faster write-back retries. */
@@ -56,7 +58,7 @@ export async function startTestServer(
   const credentialsFile = join(dir, 'credentials.json');
   const config: ServerConfig = {
     host: '127.0.0.1',
-    port: 0,
+    port: options.port ?? 0,
     databaseUrl: inject('databaseUrl'),
     dataDir: dir,
     credentialsFile,

@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import * as Args from '@oclif/core/args';
 import * as Flags from '@oclif/core/flags';
 import { formatPrincipal } from '../../format-todos.js';
@@ -30,7 +31,7 @@ export default class AgentAdd extends SwitchboardCommand {
     const { args, flags } = await this.parse(AgentAdd);
     const client = await this.client();
     const { agent, token } = await client.addAgent(args.name, flags.queue);
-    const mcp_json = mcpJson(client.url, token);
+    const mcp_json = mcpJson(client.url, token, join(this.config.root, 'bin', 'run.js'));
     this.log(`added ${formatPrincipal(agent)}`);
     this.log(`\ntoken (shown once — keep it): ${token}`);
     this.log(
@@ -47,13 +48,18 @@ export default class AgentAdd extends SwitchboardCommand {
  * Both ways in (CHANNELS.md, "Registering it"): `switchboard` is the stdio channel server, which
  * pushes wakes into a live session and must carry that name; `switchboard-http` is the same tools
  * over Streamable HTTP, for any MCP client.
+ *
+ * The channel is this installation's own switchboard, by absolute path: this Node and this
+ * package's bin script. So it starts from any project directory, and never by a package name —
+ * `npx switchboard` outside the checkout asks the npm registry, which would run whatever package
+ * is published under that name, with the agent's token in its environment.
  */
-function mcpJson(url: string, token: string) {
+function mcpJson(url: string, token: string, bin: string) {
   return {
     mcpServers: {
       switchboard: {
-        command: 'npx',
-        args: ['switchboard', 'channel'],
+        command: process.execPath,
+        args: [bin, 'channel'],
         env: { SWITCHBOARD_URL: url, SWITCHBOARD_TOKEN: token },
       },
       'switchboard-http': {

@@ -10,7 +10,7 @@ import { SwitchboardCommand } from '../../switchboard-command.js';
 export default class WebhookSend extends SwitchboardCommand {
   static override summary = 'Sign a webhook payload and deliver it, as GitHub would';
   static override description =
-    "Like `probot receive`, but over HTTP to a running server: signs the file's exact bytes with the webhook secret (X-Hub-Signature-256) and POSTs them with GitHub's headers. For local testing and demos. Exit 0 on a 2xx answer, 3 when the server refuses the delivery.";
+    "Like `probot receive`, but over HTTP to a running server: signs the file's exact bytes with the webhook secret (X-Hub-Signature-256) and POSTs them with GitHub's headers. For local testing and demos.\n\nExit codes: 0 when the server took the delivery (2xx); 3 when it refused it: any 4xx (a bad signature, a payload GitHub would never send), or 503 from a server whose webhooks are off (no WEBHOOK_SECRET); 4 when the server cannot be reached or its database is not answering (503: nothing was stored, send it again later); 1 on any other server failure; 2 for a usage error (no secret, no file).";
   static override examples = [
     '<%= config.bin %> webhook send issue.json --event issues --secret "$WEBHOOK_SECRET"',
     '<%= config.bin %> webhook send pr.json --event pull_request --url https://switchboard.example.com/api/github/webhooks',
@@ -72,13 +72,32 @@ export default class WebhookSend extends SwitchboardCommand {
     });
     const answer = `${response.status} ${statusText(response.body)}`.trim();
     if (response.status >= 400) {
-      throw new CommandError(
-        `delivery ${delivery} refused: HTTP ${answer}`,
-        response.status < 500 ? EXIT.refused : EXIT.unexpected,
-      );
+      const exitCode = exitCodeFor(response.status, codeOf(response.body));
+      const outcome = exitCode === EXIT.refused ? 'refused' : 'not recorded';
+      throw new CommandError(`delivery ${delivery} ${outcome}: HTTP ${answer}`, exitCode);
     }
     this.log(`delivered ${delivery} (${flags.event}) to ${url}: HTTP ${answer}`);
     return { url, event: flags.event, delivery, status: response.status, body: response.body };
+  }
+}
+
+/**
+ * What a refused delivery means, as --help says. A refusal is the server's answer about this
+ * delivery or its own settings (a 4xx; webhooks off), and sending it again will not help; a 503
+ * otherwise means it could not record it now (its database is not answering): send it later.
+ */
+function exitCodeFor(status: number, code: string | undefined) {
+  if (status < 500 || code === 'webhooks_disabled') return EXIT.refused;
+  if (status === 503) return EXIT.unreachable;
+  return EXIT.unexpected;
+}
+
+function codeOf(body: string): string | undefined {
+  try {
+    const { code } = JSON.parse(body) as { code?: unknown };
+    return typeof code === 'string' ? code : undefined;
+  } catch {
+    return undefined;
   }
 }
 

@@ -1,4 +1,5 @@
 import type postgres from 'postgres';
+import { isDatabaseUnavailable } from '../../db/is-database-unavailable.js';
 import type { Metrics } from '../../http/metrics.js';
 import type { Logger } from '../../logger.js';
 import { DeliveryNotRecorded } from './delivery-not-recorded.js';
@@ -92,7 +93,8 @@ export async function ingestDelivery(
     // The error's own fields (code, message, the constraint) help; postgres.js keeps the
     // statement and its parameters out of them.
     log.error({ ...base, err: error }, 'github delivery not recorded');
-    return new DeliveryNotRecorded(error instanceof TimeoutError ? 503 : 500);
+    const unavailable = error instanceof TimeoutError || isDatabaseUnavailable(error);
+    return new DeliveryNotRecorded(unavailable ? 503 : 500);
   }
 }
 
