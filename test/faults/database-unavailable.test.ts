@@ -95,9 +95,9 @@ describe('with the database stopped', () => {
   });
 
   test('the API answers 503 database_unavailable, with nothing of the driver in it', async () => {
+    // (GET /whoami needs no database once the token is known: it is answered from memory.)
     for (const [method, path, body] of [
       ['GET', '/api/v1/todos', undefined],
-      ['GET', '/api/v1/whoami', undefined],
       ['POST', '/api/v1/todos', { queue: 'outage', title: 'while down' }],
     ] as const) {
       const answer = await api(method, path, body);
