@@ -135,7 +135,8 @@
     event.preventDefault();
     var id = card.getAttribute('data-approval');
     if (window.confirm((verdict === 'allow' ? 'Allow' : 'Deny') + ' approval #' + id + '?')) {
-      button.form.requestSubmit(button);
+      // A click, not requestSubmit: htmx sends the value of the button that was clicked.
+      button.click();
     }
   });
 })();
