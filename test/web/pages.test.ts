@@ -128,82 +128,88 @@ test('quarantine shows why a todo waits and releases it; agents are vended (toke
   clean(w);
 });
 
-test('the bad-input corpus shows as text wherever it can appear, and nothing executes', async () => {
-  const w = await browser.newPage();
-  // Anything that would run: a dialog, or a script the page did not load itself.
-  const dialogs: string[] = [];
-  w.page.on('dialog', (dialog) => {
-    dialogs.push(dialog.message());
-    void dialog.dismiss();
-  });
-  await signIn(w.page, server, ada);
-  const hostile = STRINGS.stored_as_sent;
-  const megabytes = 'A'.repeat(3 * 1024 * 1024) + '<script>alert("big")</script>';
-  const ids: number[] = [];
-  for (const s of hostile) {
-    // Titles, bodies and questions (neutralised at ingest) …
-    const question = (
-      await server.api(agent, 'POST', '/approvals', { question: s.text, body: s.text })
+test(
+  'the bad-input corpus shows as text wherever it can appear, and nothing executes',
+  { timeout: 90_000 },
+  async () => {
+    const w = await browser.newPage();
+    // Anything that would run: a dialog, or a script the page did not load itself.
+    const dialogs: string[] = [];
+    w.page.on('dialog', (dialog) => {
+      dialogs.push(dialog.message());
+      void dialog.dismiss();
+    });
+    await signIn(w.page, server, ada);
+    const hostile = STRINGS.stored_as_sent;
+    const megabytes = 'A'.repeat(3 * 1024 * 1024) + '<script>alert("big")</script>';
+    const ids: number[] = [];
+    for (const s of hostile) {
+      // Titles, bodies and questions (neutralised at ingest) …
+      const question = (
+        await server.api(agent, 'POST', '/approvals', { question: s.text, body: s.text })
+      ).body.todo;
+      const todo = (
+        await server.api(agent, 'POST', '/todos', { queue: 'reviews', title: s.text, body: s.text })
+      ).body.todo;
+      // … replies and notes (kept as sent).
+      expect(
+        (await server.api(ada, 'POST', `/todos/${todo.id}/reply`, { text: s.text })).status,
+      ).toBe(200);
+      ids.push(question.id, todo.id);
+    }
+    const big = (
+      await server.api(agent, 'POST', '/approvals', {
+        question: 'big <img src=x onerror=alert(2)>',
+        body: megabytes.slice(0, 60_000),
+      })
     ).body.todo;
-    const todo = (
-      await server.api(agent, 'POST', '/todos', { queue: 'reviews', title: s.text, body: s.text })
-    ).body.todo;
-    // … replies and notes (kept as sent).
-    expect(
-      (await server.api(ada, 'POST', `/todos/${todo.id}/reply`, { text: s.text })).status,
-    ).toBe(200);
-    ids.push(question.id, todo.id);
-  }
-  const big = (
-    await server.api(agent, 'POST', '/approvals', {
-      question: 'big <img src=x onerror=alert(2)>',
-      body: megabytes.slice(0, 60_000),
-    })
-  ).body.todo;
-  expect(big.id).toBeGreaterThan(0);
-  // Notes on verdicts, from the page itself.
-  await w.page.goto(server.url);
-  await waitLive(w.page);
-  const noteFor = hostile.find((s) => s.name === 'markup')!;
-  const first = w.page.locator(`#live-approval-${ids[0]}`);
-  await first.getByLabel('Note (optional)').fill(noteFor.text);
-  await first.getByRole('button', { name: 'Allow', exact: true }).click();
-  await expect
-    .poll(() => w.page.locator(`#live-approval-${ids[0]} .note`).textContent())
-    .toBe(noteFor.text);
+    expect(big.id).toBeGreaterThan(0);
+    // Notes on verdicts, from the page itself.
+    await w.page.goto(server.url);
+    await waitLive(w.page);
+    const noteFor = hostile.find((s) => s.name === 'markup')!;
+    const first = w.page.locator(`#live-approval-${ids[0]}`);
+    await first.getByLabel('Note (optional)').fill(noteFor.text);
+    await first.getByRole('button', { name: 'Allow', exact: true }).click();
+    await expect
+      .poll(() => w.page.locator(`#live-approval-${ids[0]} .note`).textContent())
+      .toBe(noteFor.text);
 
-  for (const path of [
-    '/',
-    '/todos?state=all',
-    ...ids.map((id, i) => (i % 2 ? `/todos/${id}` : `/approvals/${id}`)),
-    `/approvals/${big.id}`,
-  ]) {
-    await w.page.goto(`${server.url}${path}`);
-  }
-  // Every page once more, checking what shows.
-  await w.page.goto(`${server.url}/todos?state=all`);
-  for (const s of hostile) {
-    expect(await w.page.locator('td.title', { hasText: s.title }).count()).toBeGreaterThan(0);
-  }
-  for (const [i, s] of hostile.entries()) {
-    await w.page.goto(`${server.url}/approvals/${ids[i * 2]}`);
-    const shown = w.page.locator(`#live-approval-${ids[i * 2]}`);
-    expect(await shown.locator('.question span').textContent()).toBe(s.title);
-    expect(await shown.locator('pre.preview').textContent()).toBe(s.body);
-    await w.page.goto(`${server.url}/todos/${ids[i * 2 + 1]}`);
-    expect(await w.page.locator('#live-fields .title').textContent()).toBe(s.title);
-    expect(await w.page.locator('#live-fields pre.body').textContent()).toBe(s.body);
-    const replied = w.page.locator('#live-history tr', { hasText: 'replied' });
-    expect(await replied.locator('code.data').textContent()).toBe(JSON.stringify({ text: s.text }));
-  }
-  // No element the corpus could have smuggled in exists: every <script> and <img> is the page's own.
-  const foreign = await w.page.evaluate(() => [
-    ...[...document.querySelectorAll('script')]
-      .filter((s) => !s.src.includes('/assets/'))
-      .map((s) => s.outerHTML),
-    ...[...document.querySelectorAll('img, [onerror], [onclick]')].map((e) => e.outerHTML),
-  ]);
-  expect(foreign).toEqual([]);
-  expect(dialogs).toEqual([]);
-  clean(w);
-});
+    for (const path of [
+      '/',
+      '/todos?state=all',
+      ...ids.map((id, i) => (i % 2 ? `/todos/${id}` : `/approvals/${id}`)),
+      `/approvals/${big.id}`,
+    ]) {
+      await w.page.goto(`${server.url}${path}`);
+    }
+    // Every page once more, checking what shows.
+    await w.page.goto(`${server.url}/todos?state=all`);
+    for (const s of hostile) {
+      expect(await w.page.locator('td.title', { hasText: s.title }).count()).toBeGreaterThan(0);
+    }
+    for (const [i, s] of hostile.entries()) {
+      await w.page.goto(`${server.url}/approvals/${ids[i * 2]}`);
+      const shown = w.page.locator(`#live-approval-${ids[i * 2]}`);
+      expect(await shown.locator('.question span').textContent()).toBe(s.title);
+      expect(await shown.locator('pre.preview').textContent()).toBe(s.body);
+      await w.page.goto(`${server.url}/todos/${ids[i * 2 + 1]}`);
+      expect(await w.page.locator('#live-fields .title').textContent()).toBe(s.title);
+      expect(await w.page.locator('#live-fields pre.body').textContent()).toBe(s.body);
+      const replied = w.page.locator('#live-history tr', { hasText: 'replied' });
+      expect(await replied.locator('code.data').textContent()).toBe(
+        JSON.stringify({ text: s.text }),
+      );
+    }
+    // No element the corpus could have smuggled in exists: every <script> and <img> is the page's own.
+    const foreign = await w.page.evaluate(() => [
+      ...[...document.querySelectorAll('script')]
+        .filter((s) => !s.src.includes('/assets/'))
+        .map((s) => s.outerHTML),
+      ...[...document.querySelectorAll('img, [onerror], [onclick]')].map((e) => e.outerHTML),
+    ]);
+    expect(foreign).toEqual([]);
+    expect(dialogs).toEqual([]);
+    clean(w);
+  },
+);
