@@ -60,8 +60,8 @@ async function askPermission(
 
 /** A mark in the page's window: still there later means the page was never reloaded. */
 async function markPage(w: WatchedPage): Promise<() => Promise<boolean>> {
-  await w.page.evaluate(() => ((window as unknown as { mark: number }).mark = 42));
-  return () => w.page.evaluate(() => (window as unknown as { mark?: number }).mark === 42);
+  await w.page.evaluate(() => ((globalThis as any).mark = 42));
+  return () => w.page.evaluate(() => (globalThis as any).mark === 42);
 }
 
 function expectNoRefusals(w: WatchedPage) {
@@ -210,7 +210,7 @@ test('j/k move between cards, a allows the focused one after a confirmation, d d
   await w.page.keyboard.press('j');
   await w.page.keyboard.press('j');
   await w.page.keyboard.press('k');
-  expect(await w.page.evaluate(() => document.activeElement?.id)).toBe(
+  expect(await w.page.evaluate(() => (globalThis as any).document.activeElement?.id)).toBe(
     `live-approval-${second.id}`,
   );
   // A dismissed confirmation changes nothing.
@@ -224,11 +224,13 @@ test('j/k move between cards, a allows the focused one after a confirmation, d d
     .toContainEqual({ request_id: second.requestId, behavior: 'allow' });
   // The decided card keeps the focus (htmx keeps it on the element with the same id).
   await expect.poll(() => card(w.page, second.id).locator('.outcome').count()).toBe(1);
-  expect(await w.page.evaluate(() => document.activeElement?.id)).toBe(
+  expect(await w.page.evaluate(() => (globalThis as any).document.activeElement?.id)).toBe(
     `live-approval-${second.id}`,
   );
   await w.page.keyboard.press('j');
-  expect(await w.page.evaluate(() => document.activeElement?.id)).toBe(`live-approval-${first.id}`);
+  expect(await w.page.evaluate(() => (globalThis as any).document.activeElement?.id)).toBe(
+    `live-approval-${first.id}`,
+  );
   await w.page.keyboard.press('d');
   expect(dialogs.at(-1)).toBe(`Deny approval #${first.id}?`);
   await expect
@@ -256,7 +258,7 @@ test('a browser notification tells of an approval that arrives while a page is o
         shown.push({ title, body: options.body });
       }
     }
-    Object.assign(window, { Notification: RecordedNotification, shown });
+    Object.assign(globalThis, { Notification: RecordedNotification, shown });
   });
   await w.page.goto(await signInLink(server, coder));
   await w.page.goto(`${server.url}/todos`);
@@ -266,7 +268,7 @@ test('a browser notification tells of an approval that arrives while a page is o
   await expect.poll(() => button.isHidden()).toBe(true);
   const { id } = await askPermission('Bash', '{"command":"make deploy"}');
   await expect
-    .poll(() => w.page.evaluate(() => (window as unknown as { shown: unknown[] }).shown))
+    .poll(() => w.page.evaluate(() => (globalThis as any).shown))
     .toEqual([
       {
         title: `switchboard: approval #${id} waits for you`,

@@ -202,12 +202,15 @@ test(
       );
     }
     // No element the corpus could have smuggled in exists: every <script> and <img> is the page's own.
-    const foreign = await w.page.evaluate(() => [
-      ...[...document.querySelectorAll('script')]
-        .filter((s) => !s.src.includes('/assets/'))
-        .map((s) => s.outerHTML),
-      ...[...document.querySelectorAll('img, [onerror], [onclick]')].map((e) => e.outerHTML),
-    ]);
+    const foreign: string[] = await w.page.evaluate(() => {
+      const doc = (globalThis as any).document;
+      return [
+        ...[...doc.querySelectorAll('script')]
+          .filter((s: any) => !s.src.includes('/assets/'))
+          .map((s: any) => s.outerHTML),
+        ...[...doc.querySelectorAll('img, [onerror], [onclick]')].map((e: any) => e.outerHTML),
+      ];
+    });
     expect(foreign).toEqual([]);
     expect(dialogs).toEqual([]);
     clean(w);

@@ -56,7 +56,7 @@ test('switchboard open --json prints a link that signs in once; the same link is
     path: '/',
   });
   // Stored hashed: the cookie's value is nowhere in the database.
-  const [{ n }] = await server.sql`
+  const [{ n }] = await server.sql<[{ n: number }]>`
     select count(*)::int as n from web_sessions where hash = sha256(${cookie!.value}::bytea)`;
   expect(n).toBe(1);
   expect(
