@@ -47,6 +47,13 @@ const NextForm = z.object({ next: Next });
 const ReplyForm = z.object({ text: z.string().max(65_536) });
 const AgentForm = z.object({ name: z.string().max(200), queues: z.string().max(10_000) });
 
+/** JSON for a header: a header holds no line break and no character past Latin-1 (a reason may). */
+const asciiJson = (value: unknown) =>
+  JSON.stringify(value).replace(
+    /[\u007f-\uffff]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
+
 /** htmx asks for a fragment; a form without JavaScript gets a 303 to a page. */
 const fromHtmx = (req: Request) => req.get('hx-request') === 'true';
 const blankToNull = (text: string | undefined) => (text?.trim() ? text : null);
@@ -130,7 +137,7 @@ export function pageRoutes({ sql, hooks, render, publicUrl }: PageRouteOptions):
       csrf: web.csrf,
       next,
     });
-    if (flash) res.set('hx-trigger', JSON.stringify({ 'switchboard:flash': flash }));
+    if (flash) res.set('hx-trigger', asciiJson({ 'switchboard:flash': flash }));
     res.type('html').send(String(card));
   });
 

@@ -279,3 +279,23 @@ test('a browser notification tells of an approval that arrives while a page is o
   await expect.poll(() => w.page.title()).toMatch(/^\(\d+\) Board · switchboard$/);
   expectNoRefusals(w);
 });
+
+test('regression: a verdict refused with a reason past Latin-1 still answers with the card (the reason rides in a header)', async () => {
+  const w = await browser.newPage();
+  await w.page.route('**/live?*', (route) => route.abort());
+  await w.page.goto(await signInLink(server, coder));
+  const { todo } = (await server.api(coder, 'POST', '/approvals', { question: 'Ship it?' })).body;
+  await w.page.goto(`${server.url}/approvals/${todo.id}`);
+  const allow = card(w.page, todo.id).getByRole('button', { name: 'Allow', exact: true });
+  await allow.waitFor();
+  const reason = 'plus tard — après la release ✋';
+  expect((await server.api(coder, 'POST', `/todos/${todo.id}/cancel`, { reason })).status).toBe(
+    200,
+  );
+  await allow.click();
+  await expect
+    .poll(() => card(w.page, todo.id).locator('.outcome').textContent())
+    .toContain(`canceled — ${reason}`);
+  await expect.poll(() => w.page.locator('#flash').textContent()).toContain(reason);
+  expect(w.errors).toEqual([]);
+});
