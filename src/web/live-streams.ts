@@ -88,6 +88,9 @@ export function liveStreams({
     let closed = false;
 
     const once = async () => {
+      // Finished approvals' facts are cached for the stream's life; a page open for weeks sees
+      // many finish, so the cache starts over now and then rather than grow without end.
+      if (context.cache.size > 1000) context.cache.clear();
       let items: LiveItem[];
       let region: (items: LiveItem[]) => ReturnType<typeof html>;
       try {
