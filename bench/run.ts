@@ -4,6 +4,7 @@
 // (`npm run load`, bench/load.ts).
 import { claimBenchmark } from './claim.js';
 import { cliStartupBenchmark } from './cli-startup.js';
+import { consoleLatencyBenchmark } from './console-latency.js';
 import { ingestBenchmark } from './ingest.js';
 import { sessionMemoryBenchmark } from './session-memory.js';
 import type { Benchmark, SummaryRow } from './support/benchmark.js';
@@ -19,6 +20,7 @@ const benchmarks: Benchmark[] = [
   ingestBenchmark,
   wakeLatencyBenchmark,
   sessionMemoryBenchmark,
+  consoleLatencyBenchmark,
   cliStartupBenchmark,
 ];
 

@@ -69,7 +69,7 @@ test('the CLI and the channel never load the ledger, the database or the server'
   const offenders: string[] = [];
   for (const entry of entries) {
     for (const file of await loadedBy(entry)) {
-      if (/^src\/(ledger|db|http|mcp|delivery|providers|server)\//.test(file))
+      if (/^src\/(ledger|db|http|mcp|delivery|providers|server|web)\//.test(file))
         offenders.push(`${entry} loads ${file}`);
     }
   }

@@ -5,6 +5,11 @@ import {
   formatCliStartupTable,
   runCliStartupBenchmark,
 } from '../bench/cli-startup.js';
+import {
+  consoleLatencySummaryRows,
+  formatConsoleLatencyTable,
+  runConsoleLatencyBenchmark,
+} from '../bench/console-latency.js';
 import { formatIngestTable, ingestSummaryRows, runIngestBenchmark } from '../bench/ingest.js';
 import { formatLoadTable, loadFailures, runLoad } from '../bench/load.js';
 import {
@@ -86,6 +91,27 @@ test('the session memory benchmark runs end to end', { timeout: 180_000 }, async
   expect(sessionMemorySummaryRows(result).map((row) => row.benchmark)).toEqual([
     'idle memory, 10 event streams',
     'idle memory, 10 MCP sessions',
+  ]);
+});
+
+test('the web console benchmark runs end to end', { timeout: 180_000 }, async () => {
+  // A few prompts: each still has to reach the event stream and the page open in Chromium; and a
+  // few page streams, each registered as a consumer of a server in its own process.
+  const result = await runConsoleLatencyBenchmark(inject('databaseUrl'), {
+    prompts: 3,
+    pages: 5,
+    settleMs: 100,
+  });
+  for (const d of [result.stream, result.dom, result.frame]) {
+    expect(d.p50).toBeGreaterThan(0);
+    expect(d.p99).toBeGreaterThanOrEqual(d.p50);
+  }
+  expect(result.frame.p50).toBeGreaterThanOrEqual(result.dom.p50);
+  expect(result.idleRss).toBeGreaterThan(0);
+  expect(formatConsoleLatencyTable(result)).toContain("its card in the page's DOM");
+  expect(consoleLatencySummaryRows(result).map((row) => row.benchmark)).toEqual([
+    'web console, relayed prompt → card on screen in Chromium',
+    'idle memory, 5 console page streams',
   ]);
 });
 

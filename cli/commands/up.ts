@@ -64,6 +64,9 @@ SIGINT or SIGTERM stops it gracefully: no new requests, those in flight finish, 
       },
     );
     this.log(`switchboard is listening on ${server.url} — Ctrl-C stops it`);
+    const { consoleLinkForCli } = await import('../../src/web/console-link-for-cli.js');
+    const link = await consoleLinkForCli(server).catch(() => undefined);
+    if (link) this.log(`web console (this link signs you in once, within 5 minutes): ${link}`);
     const signal = await stopped;
     log.info({ signal }, 'stopping: finishing the requests in flight');
     try {

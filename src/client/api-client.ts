@@ -78,6 +78,7 @@ export function createApiClient(credentials: Credentials) {
   return {
     url: base,
     whoami: () => call<{ principal: Principal }>('GET', '/whoami'),
+    signInLink: () => post<{ url: string; expires_at: string }>('/web/sign-in-links'),
 
     listTodos(filter: ListFilter = {}) {
       const query = new URLSearchParams();

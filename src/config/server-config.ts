@@ -21,6 +21,15 @@ export interface ServerConfig {
   webhookSecret: string | undefined;
   /** Without them, GitHub write-back (reactions, comments, repository config) is off. */
   github: GitHubAppCredentials | undefined;
+  /** The web console's "Sign in with GitHub" (the App's OAuth client); without it, links only. */
+  githubOAuth?: GitHubOAuthCredentials | undefined;
+  /** The console's address as browsers see it (e.g. https://… behind a proxy); unset: the request's own. */
+  publicUrl?: string | undefined;
+}
+
+export interface GitHubOAuthCredentials {
+  clientId: string;
+  clientSecret: string;
 }
 
 const Env = z.object({
@@ -34,6 +43,12 @@ const Env = z.object({
   LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
   WEBHOOK_SECRET: z.string().min(1).optional(),
   APP_ID: z.string().regex(/^\d+$/, 'must be the numeric App ID').optional(),
+  GITHUB_CLIENT_ID: z.string().min(1).optional(),
+  GITHUB_CLIENT_SECRET: z.string().min(1).optional(),
+  SWITCHBOARD_PUBLIC_URL: z
+    .url({ protocol: /^https?$/, error: 'must be an http(s) URL' })
+    .transform((url) => url.replace(/\/+$/, ''))
+    .optional(),
 });
 
 /** Reads the server's settings from the environment; `overrides` come from command-line flags. */
@@ -60,6 +75,9 @@ export function loadServerConfig(
       'APP_ID and PRIVATE_KEY (or PRIVATE_KEY_PATH) go together: set both, or neither',
     );
   }
+  if (Boolean(vars.GITHUB_CLIENT_ID) !== Boolean(vars.GITHUB_CLIENT_SECRET)) {
+    throw new Error('GITHUB_CLIENT_ID and GITHUB_CLIENT_SECRET go together: set both, or neither');
+  }
   return {
     host: vars.HOST,
     port: overrides.port ?? vars.PORT,
@@ -69,5 +87,10 @@ export function loadServerConfig(
     logLevel: vars.LOG_LEVEL,
     webhookSecret: vars.WEBHOOK_SECRET,
     github: vars.APP_ID && privateKey ? { appId: vars.APP_ID, privateKey } : undefined,
+    githubOAuth:
+      vars.GITHUB_CLIENT_ID && vars.GITHUB_CLIENT_SECRET
+        ? { clientId: vars.GITHUB_CLIENT_ID, clientSecret: vars.GITHUB_CLIENT_SECRET }
+        : undefined,
+    publicUrl: vars.SWITCHBOARD_PUBLIC_URL,
   };
 }

@@ -25,6 +25,7 @@ import {
   type GitHubProviderOptions,
 } from '../providers/github/create-github-provider.js';
 import { VERSION } from '../package-root.js';
+import { createWebConsole, type WebConsole } from '../web/create-web-console.js';
 import { bootstrapAdmin } from './bootstrap-admin.js';
 
 export interface StartServerOptions {
@@ -42,6 +43,8 @@ export interface StartServerOptions {
   handleSignals?: boolean;
   /** Tests: shorter re-ring and liveness intervals. */
   deliveryTiming?: Partial<DispatcherTiming>;
+  /** Tests: the web console's failed sign-in attempts allowed per address (20 per 15 min). */
+  signInAttemptLimit?: number;
 }
 
 export interface RunningServer {
@@ -73,11 +76,13 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   let dispatcher: Dispatcher | undefined;
   let tokens: TokenCache | undefined;
   let wakes: WakeNotifier | undefined;
+  let web: WebConsole | undefined;
   const close = async () => {
     clearInterval(sweeper);
     if (http?.listening) {
       const closed = new Promise<void>((resolve) => http!.close(() => resolve()));
       streams?.closeAll();
+      web?.close();
       await mcp?.close();
       http.closeIdleConnections();
       await closed;
@@ -126,6 +131,16 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       version: VERSION,
       dispatcher,
     });
+    web = createWebConsole({
+      sql: db.sql,
+      log,
+      dispatcher,
+      tokens,
+      hooks,
+      publicUrl: config.publicUrl,
+      githubOAuth: config.githubOAuth,
+      signInAttemptLimit: options.signInAttemptLimit,
+    });
     const { app } = createHttpApp({
       sql: db.sql,
       log,
@@ -133,8 +148,8 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       tokens,
       webhooks: github.webhooks,
       hooks,
-      apiRoutes: [github.routes, streams.routes],
-      routes: [mcp.routes],
+      apiRoutes: [github.routes, streams.routes, web.apiRoutes],
+      routes: [mcp.routes, web.routes],
     });
     http = createServer(app);
     await new Promise<void>((resolve, reject) => {

@@ -52,6 +52,8 @@ export async function startTestServer(
     sweepIntervalMs?: number;
     log?: Logger;
     deliveryTiming?: Partial<DispatcherTiming>;
+    /** The web console: GitHub sign-in, a public URL, the sign-in attempt limit. */
+    web?: Pick<ServerConfig, 'githubOAuth' | 'publicUrl'> & { signInAttemptLimit?: number };
   } = {},
 ): Promise<TestServer> {
   const dir = await mkdtemp(join(tmpdir(), 'switchboard-server-'));
@@ -66,6 +68,8 @@ export async function startTestServer(
     webhookSecret:
       options.webhookSecret === null ? undefined : (options.webhookSecret ?? WEBHOOK_SECRET),
     github: options.github,
+    githubOAuth: options.web?.githubOAuth,
+    publicUrl: options.web?.publicUrl,
   };
   const schema = options.schema ?? `s_${randomBytes(6).toString('hex')}`;
   const server = await startServer({
@@ -76,6 +80,7 @@ export async function startTestServer(
     githubTuning: options.githubTuning,
     sweepIntervalMs: options.sweepIntervalMs,
     deliveryTiming: options.deliveryTiming,
+    signInAttemptLimit: options.web?.signInAttemptLimit,
     handleSignals: true,
   });
   const adminToken = options.schema

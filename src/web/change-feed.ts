@@ -1,0 +1,74 @@
+import type postgres from 'postgres';
+import type { Logger } from '../logger.js';
+
+export interface ChangeFeed {
+  /** Called on every tick that may have seen a change; the feed polls only while someone listens. */
+  subscribe(listener: () => void): () => void;
+  close(): void;
+}
+
+/** After a change is seen, pages look again on this many more ticks: a commit may lag its id. */
+const HOT_TICKS = 3;
+/** And every this many ticks regardless: what time alone changes (an approval expiring). */
+const FULL_EVERY_TICKS = 20;
+
+/**
+ * Tells open console pages that the ledger may have changed, without adding anything to the
+ * write path: no NOTIFY (PostgreSQL serialises the commits of notifying transactions) and no
+ * trigger. Every change appends a history row, so the history's id sequence moves; reading the
+ * sequence is one tiny statement, done only while at least one page stream is open. Sequences
+ * move before their transaction commits, so a change stays "hot" for a few more ticks.
+ */
+export function createChangeFeed(
+  sql: postgres.Sql,
+  { intervalMs = 250, log }: { intervalMs?: number; log: Logger },
+): ChangeFeed {
+  const listeners = new Set<() => void>();
+  let timer: NodeJS.Timeout | undefined;
+  let sequence: string | undefined;
+  let last: string | undefined;
+  let hot = 0;
+  let quiet = 0;
+  let closed = false;
+
+  const tick = async () => {
+    try {
+      sequence ??= (
+        await sql<{ name: string }[]>`select pg_get_serial_sequence('todo_events', 'id') as name`
+      )[0]!.name;
+      // The name comes from PostgreSQL itself (schema-qualified and quoted as needed).
+      const [row] = await sql.unsafe<{ value: string }[]>(
+        `select last_value::text || ':' || is_called::text as value from ${sequence}`,
+      );
+      if (row!.value !== last) {
+        last = row!.value;
+        hot = HOT_TICKS + 1;
+      }
+      if (hot > 0 || ++quiet >= FULL_EVERY_TICKS) {
+        hot = Math.max(0, hot - 1);
+        quiet = 0;
+        for (const listener of listeners) listener();
+      }
+    } catch (error) {
+      log.warn({ err: error }, 'console change poll failed; trying again');
+    } finally {
+      if (!closed && listeners.size > 0) timer = setTimeout(() => void tick(), intervalMs);
+      else timer = undefined;
+    }
+  };
+
+  return {
+    subscribe(listener) {
+      listeners.add(listener);
+      if (!timer && !closed) timer = setTimeout(() => void tick(), intervalMs);
+      return () => {
+        listeners.delete(listener);
+      };
+    },
+    close() {
+      closed = true;
+      clearTimeout(timer);
+      listeners.clear();
+    },
+  };
+}

@@ -1,0 +1,20 @@
+import type postgres from 'postgres';
+import { resolveCredentials } from '../client/resolve-credentials.js';
+import { authenticateToken } from '../ledger/index.js';
+import { mintSignInLink } from './sign-in-links.js';
+
+/**
+ * What `switchboard up` prints at start: a one-time sign-in link for the human whose credentials
+ * the CLI on this machine uses — when they are for this very server; otherwise nothing.
+ */
+export async function consoleLinkForCli(
+  server: { url: string; sql: postgres.Sql },
+  env: Record<string, string | undefined> = process.env,
+): Promise<string | undefined> {
+  const credentials = await resolveCredentials(env).catch(() => undefined);
+  if (!credentials || credentials.url !== server.url) return undefined;
+  const human = await authenticateToken(server.sql, credentials.token);
+  if (human?.kind !== 'human') return undefined;
+  const { token } = await mintSignInLink(server.sql, human);
+  return `${server.url}/sign-in/${token}`;
+}

@@ -1,0 +1,96 @@
+import express, { Router } from 'express';
+import type postgres from 'postgres';
+import type { GitHubOAuthCredentials } from '../config/server-config.js';
+import type { Dispatcher } from '../delivery/create-dispatcher.js';
+import type { TodoHooks } from '../http/todo-routes.js';
+import { HttpError } from '../http/http-error.js';
+import type { TokenCache } from '../http/token-cache.js';
+import type { Logger } from '../logger.js';
+import { createChangeFeed } from './change-feed.js';
+import { consoleAssets } from './console-assets.js';
+import { liveStreams } from './live-streams.js';
+import { guardChanges, pageRoutes } from './page-routes.js';
+import { pageRenderer } from './render-page.js';
+import { securityHeaders } from './security-headers.js';
+import { signInRoutes } from './sign-in-routes.js';
+import { webErrorHandler } from './web-error-handler.js';
+import { readWebSession } from './web-request.js';
+
+const CONSOLE_PATH =
+  /^\/(?:$|approvals\/|todos(?:$|\/)|quarantine$|deliveries$|agents(?:$|\/)|live$|sign-in(?:$|\/)|sign-out$|auth\/github(?:$|\/))/;
+
+export interface WebConsoleOptions {
+  sql: postgres.Sql;
+  log: Logger;
+  dispatcher: Dispatcher;
+  /** The API's token cache: forgotten at once when an agent is revoked from a page. */
+  tokens: TokenCache;
+  hooks?: TodoHooks;
+  /** The console's address as browsers see it; https makes its cookies Secure and __Host-. */
+  publicUrl?: string | undefined;
+  githubOAuth?: GitHubOAuthCredentials | undefined;
+  /** How often open pages look for changes (ms). */
+  pollMs?: number;
+  /** Failed sign-in attempts allowed per address per 15 minutes. */
+  signInAttemptLimit?: number;
+}
+
+export interface WebConsole {
+  /** Mounted at `/`: the pages, their streams, the sign-in and the assets. */
+  routes: Router;
+  /** Mounted under /api/v1 (bearer token): minting sign-in links for `switchboard open`. */
+  apiRoutes: Router;
+  /** How many page streams are open in this process. */
+  openStreams(): number;
+  close(): void;
+}
+
+/**
+ * The humans' web console (README "Web console", DESIGN §5.6): pages rendered on the server,
+ * kept live by one server-sent-events stream each, every change a real form. An adapter like
+ * the JSON API: it calls the same ledger functions, as the signed-in human, via `web`.
+ */
+export function createWebConsole(options: WebConsoleOptions): WebConsole {
+  const { sql, log, dispatcher, publicUrl } = options;
+  const hooks = options.hooks ?? {};
+  const cookies = { secure: publicUrl?.startsWith('https:') ?? false };
+  const assets = consoleAssets();
+  const render = pageRenderer(assets.urls);
+  const feed = createChangeFeed(sql, { intervalMs: options.pollMs, log });
+  const streams = liveStreams({ sql, dispatcher, feed, hooks, log });
+  const signIn = signInRoutes({
+    sql,
+    log,
+    cookies,
+    publicUrl,
+    github: options.githubOAuth,
+    render,
+    attemptLimit: options.signInAttemptLimit,
+  });
+
+  const routes = Router();
+  routes.use(assets.routes);
+  const pages = Router();
+  pages.use(securityHeaders);
+  pages.use(readWebSession(sql, cookies));
+  pages.use(express.urlencoded({ extended: false, limit: '256kb', parameterLimit: 20 }));
+  pages.use(guardChanges(publicUrl, render));
+  pages.use(signIn.routes);
+  pages.use(streams.routes);
+  pages.use(pageRoutes({ sql, hooks, render, publicUrl, tokens: options.tokens }));
+  pages.use((req, _res, next) =>
+    next(new HttpError(404, 'not_found', `There is no page at ${req.path}.`)),
+  );
+  pages.use(webErrorHandler(log, render));
+  // Only the console's own paths: everything else (the API, /mcp, webhooks) passes by untouched.
+  routes.use((req, res, next) => (CONSOLE_PATH.test(req.path) ? pages(req, res, next) : next()));
+  return {
+    routes,
+    apiRoutes: signIn.apiRoutes,
+    openStreams: () => streams.size(),
+    close() {
+      feed.close();
+      streams.closeAll();
+    },
+  };
+}

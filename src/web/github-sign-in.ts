@@ -1,0 +1,110 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type { Db } from '../db/open-database.js';
+import type { GitHubOAuthCredentials } from '../config/server-config.js';
+import { findHumanByGithubLogin, type Principal } from '../ledger/index.js';
+
+export const GITHUB_WEB = 'https://github.com';
+export const GITHUB_API = 'https://api.github.com';
+const DEADLINE_MS = 10_000;
+
+/** What a sign-in attempt keeps between leaving for GitHub and coming back (in a short cookie). */
+export interface GitHubAttempt {
+  state: string;
+  /** PKCE: the secret whose hash went to GitHub as the code challenge. */
+  verifier: string;
+}
+
+export function startGitHubAttempt(): GitHubAttempt {
+  return {
+    state: randomBytes(24).toString('base64url'),
+    verifier: randomBytes(32).toString('base64url'),
+  };
+}
+
+/** GitHub's authorize URL for the App's OAuth client, with the state and the S256 code challenge. */
+export function authorizeUrl(
+  credentials: GitHubOAuthCredentials,
+  attempt: GitHubAttempt,
+  redirectUri: string,
+): string {
+  const url = new URL('/login/oauth/authorize', GITHUB_WEB);
+  url.searchParams.set('client_id', credentials.clientId);
+  url.searchParams.set('redirect_uri', redirectUri);
+  url.searchParams.set('state', attempt.state);
+  url.searchParams.set(
+    'code_challenge',
+    createHash('sha256').update(attempt.verifier).digest('base64url'),
+  );
+  url.searchParams.set('code_challenge_method', 'S256');
+  url.searchParams.set('allow_signup', 'false');
+  return url.toString();
+}
+
+export class GitHubSignInError extends Error {}
+
+/**
+ * Trades the code for a user token (with the PKCE verifier), reads who the user is, and lets
+ * the token go: switchboard keeps nothing of GitHub's but the numeric user id. Plain requests,
+ * because @octokit/oauth-methods sends no `code_verifier`.
+ */
+export async function readGitHubUser(
+  credentials: GitHubOAuthCredentials,
+  { code, verifier, redirectUri }: { code: string; verifier: string; redirectUri: string },
+): Promise<{ id: number; login: string }> {
+  const exchange = await fetch(`${GITHUB_WEB}/login/oauth/access_token`, {
+    method: 'POST',
+    headers: { accept: 'application/json', 'content-type': 'application/json' },
+    body: JSON.stringify({
+      client_id: credentials.clientId,
+      client_secret: credentials.clientSecret,
+      code,
+      redirect_uri: redirectUri,
+      code_verifier: verifier,
+    }),
+    signal: AbortSignal.timeout(DEADLINE_MS),
+  });
+  const answer = (await exchange.json().catch(() => ({}))) as {
+    access_token?: unknown;
+    error?: unknown;
+  };
+  if (!exchange.ok || typeof answer.access_token !== 'string') {
+    throw new GitHubSignInError(
+      `GitHub did not accept the sign-in (${typeof answer.error === 'string' ? answer.error : `HTTP ${exchange.status}`})`,
+    );
+  }
+  const user = await fetch(`${GITHUB_API}/user`, {
+    headers: {
+      accept: 'application/vnd.github+json',
+      authorization: `Bearer ${answer.access_token}`,
+      'user-agent': 'switchboard',
+    },
+    signal: AbortSignal.timeout(DEADLINE_MS),
+  });
+  const body = (await user.json().catch(() => ({}))) as { id?: unknown; login?: unknown };
+  if (!user.ok || typeof body.id !== 'number' || typeof body.login !== 'string')
+    throw new GitHubSignInError(`GitHub did not say who signed in (HTTP ${user.status})`);
+  return { id: body.id, login: body.login };
+}
+
+/**
+ * The human a GitHub account signs in as: the one bound to its numeric id, else — the first
+ * time — the human an admin added with its login, who is then bound to the id for good (so a
+ * later rename, or someone else taking the old login, changes nothing).
+ */
+export async function findGitHubHuman(
+  sql: Db,
+  user: { id: number; login: string },
+): Promise<Principal | undefined> {
+  const [bound] = await sql<Principal[]>`
+    select p.* from web_github_accounts a join principals p on p.id = a.principal_id
+    where a.github_user_id = ${user.id} and p.kind = 'human' and p.revoked_at is null`;
+  if (bound) return bound;
+  const human = await findHumanByGithubLogin(sql, user.login);
+  if (!human) return undefined;
+  // Only a human not bound yet is bound; one already bound to another id is someone else's.
+  const [binding] = await sql`
+    insert into web_github_accounts (principal_id, github_user_id) values (${human.id}, ${user.id})
+    on conflict do nothing
+    returning principal_id`;
+  return binding ? human : undefined;
+}

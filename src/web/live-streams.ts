@@ -1,0 +1,190 @@
+import { Router, type Response } from 'express';
+import type postgres from 'postgres';
+import type { Dispatcher } from '../delivery/create-dispatcher.js';
+import type { TodoHooks } from '../http/todo-routes.js';
+import { LedgerError } from '../ledger/index.js';
+import type { Logger } from '../logger.js';
+import type { ChangeFeed } from './change-feed.js';
+import { findPage, waitingApprovals } from './console-pages.js';
+import { html } from './html.js';
+import { revisionOf } from './render-page.js';
+import { waitingBadge } from './views/layout.js';
+import { GONE } from './views/live-attrs.js';
+import type { LiveItem } from './views/page-view.js';
+import { problemBody } from './views/sign-in-page.js';
+import { localPath, webRequestOf } from './web-request.js';
+
+const PING_MS = 15_000;
+/** How soon a dropped stream's browser tries again. */
+const RETRY_MS = 2000;
+
+export interface LiveStreams {
+  routes: Router;
+  /** How many page streams are open in this process. */
+  size: () => number;
+  closeAll: () => void;
+}
+
+/**
+ * `GET /live?page=PATH&rev=R`: one server-sent-events stream per open console page, signed in
+ * by the session cookie and showing only what that human's page shows. On every (re)connect it
+ * loads the page afresh and, if it differs from what the page was rendered with (`rev`), sends
+ * it whole (`snapshot`); then, whenever the ledger may have changed (the change feed, or a
+ * doorbell for this human), it loads the page again and sends only what changed: a new item
+ * (`new`, on top of the list), a changed one (`live-<key>`, replacing it), the waiting count
+ * (`count`) and a line for each approval that just arrived (`notify`).
+ */
+export function liveStreams({
+  sql,
+  dispatcher,
+  feed,
+  hooks,
+  log,
+}: {
+  sql: postgres.Sql;
+  dispatcher: Dispatcher;
+  feed: ChangeFeed;
+  hooks: TodoHooks;
+  log: Logger;
+}): LiveStreams {
+  const open = new Set<Response>();
+  const routes = Router();
+
+  routes.get('/live', async (req, res) => {
+    const web = webRequestOf(res);
+    if (!web) {
+      res.status(401).type('text').send('signed out');
+      return;
+    }
+    const path = localPath(req.query.page, '');
+    const url = new URL(path || '/', 'http://x');
+    const page = path ? findPage(url.pathname) : undefined;
+    if (!page) {
+      res.status(404).type('text').send('no such page');
+      return;
+    }
+    const rev = typeof req.query.rev === 'string' ? req.query.rev : '';
+    res.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-store',
+      connection: 'keep-alive',
+      'x-accel-buffering': 'no',
+    });
+    res.write(`retry: ${RETRY_MS}\n\n`);
+    open.add(res);
+
+    const send = (event: string, data: string) => {
+      if (res.writableEnded || res.destroyed) return;
+      // A CR would end the line early; as a character reference it reads the same in HTML.
+      const lines = data.replace(/\r/g, '&#13;').split('\n');
+      res.write(`event: ${event}\n${lines.map((line) => `data: ${line}`).join('\n')}\n\n`);
+    };
+
+    const context = { sql, web, hooks, cache: new Map<string, unknown>() };
+    let shown: Map<string, string> | undefined;
+    let waitingShown: Set<number> | undefined;
+    let running = false;
+    let again = false;
+    let closed = false;
+
+    const once = async () => {
+      // Finished approvals' facts are cached for the stream's life; a page open for weeks sees
+      // many finish, so the cache starts over now and then rather than grow without end.
+      if (context.cache.size > 1000) context.cache.clear();
+      let items: LiveItem[];
+      let region: (items: LiveItem[]) => ReturnType<typeof html>;
+      try {
+        ({ items, region } = await page.load(context, page.params, url.searchParams));
+      } catch (error) {
+        if (!(error instanceof LedgerError)) throw error;
+        items = [];
+        region = () => problemBody(error.message);
+      }
+      const next = new Map(items.map((item) => [item.key, String(item.html)]));
+      const structural =
+        shown !== undefined &&
+        ((shown.size === 0) !== (next.size === 0) ||
+          items.some((item) => !item.listed && !shown!.has(item.key)));
+      if (shown === undefined ? revisionOf(items) !== rev : structural) {
+        send('snapshot', String(region(items)));
+      } else if (shown) {
+        // Oldest first, so that the newest ends up on top.
+        for (const item of items.filter((item) => !shown!.has(item.key)).reverse())
+          send('new', next.get(item.key)!);
+        for (const [key, markup] of next)
+          if (shown.has(key) && shown.get(key) !== markup) send(`live-${key}`, markup);
+        for (const key of shown.keys()) if (!next.has(key)) send(`live-${key}`, GONE);
+      }
+      shown = next;
+
+      const waiting = await waitingApprovals(sql, web.actor);
+      const ids = new Set(waiting.map((todo) => todo.id));
+      if (
+        !waitingShown ||
+        ids.size !== waitingShown.size ||
+        waiting.some((t) => !waitingShown!.has(t.id))
+      )
+        send('count', String(waitingBadge(waiting.length)));
+      const arrived = waitingShown ? waiting.filter((todo) => !waitingShown!.has(todo.id)) : [];
+      if (arrived.length)
+        send(
+          'notify',
+          String(
+            html`${arrived.map((todo) => html`<p data-approval="${todo.id}">${todo.title}</p>`)}`,
+          ),
+        );
+      waitingShown = ids;
+    };
+
+    const refresh = async () => {
+      if (closed) return;
+      if (running) {
+        again = true;
+        return;
+      }
+      running = true;
+      try {
+        do {
+          again = false;
+          await once();
+        } while (again && !closed);
+      } catch (error) {
+        log.warn({ err: error }, 'a console page stream could not refresh; it will try again');
+      } finally {
+        running = false;
+      }
+    };
+
+    const unsubscribe = feed.subscribe(() => void refresh());
+    // A consumer of its human's doorbells: approvals and verdicts come at once (no queue: a page
+    // never claims, so it must never take a claimable todo's ring from a consumer that would).
+    const attaching = dispatcher.attach({
+      principal: web.session.human,
+      path: 'sse',
+      queues: [],
+      push: () => {
+        if (closed || res.writableEnded || res.destroyed) return false;
+        void refresh();
+        return true;
+      },
+    });
+    const ping = setInterval(() => res.write(': ping\n\n'), PING_MS);
+    res.once('close', () => {
+      closed = true;
+      clearInterval(ping);
+      unsubscribe();
+      open.delete(res);
+      void attaching.then((attached) => attached.detach()).catch(() => {});
+    });
+    await attaching;
+    await refresh();
+  });
+
+  return {
+    routes,
+    size: () => open.size,
+    closeAll() {
+      for (const res of open) res.end();
+    },
+  };
+}

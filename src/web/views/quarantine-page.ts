@@ -1,0 +1,75 @@
+import { listTodos, type Todo } from '../../ledger/index.js';
+import { html } from '../html.js';
+import { liveAttrs } from './live-attrs.js';
+import type { PageLoader } from './page-view.js';
+import { cancelForm, releaseForm } from './todo-page.js';
+import { timeTag } from './time-tag.js';
+
+/** `/quarantine`: what waits for a human to vouch for it, and why (its delivery's note). */
+export const quarantinePage: PageLoader = async ({ sql, web }) => {
+  const todos = await listTodos(sql, web.actor, { state: 'quarantined', limit: 200 });
+  // The delivery that made each todo says why it was not trusted.
+  const notes = new Map(
+    (
+      await sql<{ todo_id: number; note: string | null; sender: string | null }[]>`
+        select todo_id, note, sender from github_deliveries
+        where todo_id = any(${todos.map((todo) => todo.id)}::bigint[])`
+    ).map((row) => [row.todo_id, row]),
+  );
+  const items = [
+    {
+      key: 'summary',
+      listed: false,
+      html: html`<p ${liveAttrs('summary')} class="summary">
+        ${
+          todos.length === 0
+            ? 'Nothing is quarantined.'
+            : `${todos.length} todo${todos.length === 1 ? ' waits' : 's wait'} for a human to release ${todos.length === 1 ? 'it' : 'them'}.`
+        }
+      </p>`,
+    },
+    ...todos.map((todo) => ({
+      key: `todo-${todo.id}`,
+      listed: true,
+      html: quarantinedCard(todo, notes.get(todo.id)?.note ?? null, web.csrf),
+    })),
+  ];
+  return {
+    title: 'Quarantine',
+    nav: 'quarantine',
+    items,
+    region: (items) =>
+      html`${items.find((item) => item.key === 'summary')?.html}
+        <div id="live-list" class="cards" sse-swap="new" hx-swap="afterbegin">
+          ${items.filter((item) => item.listed).map((item) => item.html)}
+        </div>`,
+  };
+};
+
+function quarantinedCard(todo: Todo, why: string | null, csrf: string) {
+  return html`<article
+    ${liveAttrs(`todo-${todo.id}`)}
+    class="card"
+    data-item
+    tabindex="-1"
+    aria-labelledby="q-${todo.id}-title"
+  >
+    <h2 id="q-${todo.id}-title" class="question">
+      <a href="/todos/${todo.id}">#${todo.id}</a> <span>${todo.title}</span>
+    </h2>
+    <p class="facts">
+      on <span class="queue">${todo.queue}</span> · from ${todo.attributed_to} ·
+      ${timeTag(todo.created_at)}
+    </p>
+    <p class="why"><strong>Why:</strong> ${why ?? 'its sender is not trusted'}</p>
+    ${
+      todo.body
+        ? html`<pre class="preview" tabindex="0" aria-label="Body of #${todo.id}">
+${todo.body}</pre>`
+        : ''
+    }
+    <div class="buttons">
+      ${releaseForm(todo.id, csrf, '/quarantine')} ${cancelForm(todo.id, csrf, '/quarantine')}
+    </div>
+  </article>`;
+}
