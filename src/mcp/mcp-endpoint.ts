@@ -2,11 +2,13 @@ import { isUtf8 } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import express, { Router, type ErrorRequestHandler, type Request, type Response } from 'express';
 import type postgres from 'postgres';
-import { authenticate, actorOf } from '../http/authenticate.js';
-import type { Dispatcher } from '../delivery/create-dispatcher.js';
 import type { Doorbell } from '../contract/doorbell.js';
+import type { Dispatcher } from '../delivery/create-dispatcher.js';
+import { authenticate, actorOf } from '../http/authenticate.js';
 import type { TodoHooks } from '../http/todo-routes.js';
 import type { TokenCache } from '../http/token-cache.js';
 import type { Actor } from '../ledger/index.js';
@@ -19,24 +21,28 @@ export const MCP_PATH = '/mcp';
  * without ending their session (the SDK's close() sends no DELETE) would otherwise hold memory.
  */
 const IDLE_MS = 5 * 60_000;
+/** A comment on an open notification stream this often, so that no proxy takes it for dead. */
+const PING_MS = 15_000;
 
-/** One MCP client session: who it is, and whether its notification stream is open. */
-export interface McpSession {
+/** One MCP client session: who it is, its leases, and its notification stream while open. */
+interface McpSession {
   id: string;
   actor: Actor;
-  server: McpServer;
-  transport: StreamableHTTPServerTransport;
-  /** The standalone GET stream is open: notifications can reach the client now. */
-  streamOpen: boolean;
+  /** Lease tokens of this session's claims, so that an agent need not carry them around. */
+  leases: Map<number, string>;
   lastActiveAt: number;
-  /** Detaches the session from the dispatcher (set while its stream is open). */
-  detach?: () => Promise<void>;
+  /** The standalone GET stream: notifications reach the client while it is open. */
+  stream?: Response;
+  /** Ends the stream and detaches the session from the dispatcher. */
+  closeStream?: () => void;
 }
 
 export interface McpEndpoint {
   routes: Router;
-  sessions: ReadonlyMap<string, McpSession>;
-  close(): Promise<void>;
+  /** How many sessions are open in this process. */
+  openSessions(): number;
+  /** Ends every session and its notification stream. */
+  close(): void;
 }
 
 export interface McpEndpointOptions {
@@ -53,6 +59,12 @@ export interface McpEndpointOptions {
  * MCP over Streamable HTTP at /mcp. Every request carries a bearer token; a session belongs to
  * the principal that opened it, and another principal's request for it is answered like an
  * unknown session. Sessions idle for 5 minutes with no open stream are closed.
+ *
+ * The sessions are this endpoint's own: a few fields each, so that an idle session costs little
+ * more than its socket. Each POST is answered by a fresh SDK server and transport bound to its
+ * session (about 45 µs to build, with one JSON Schema validator shared by all; the SDK keeps an
+ * Ajv instance per server otherwise), which speaks the protocol and answers in plain JSON. The
+ * notification stream (the standalone GET) is a plain server-sent-events response written here.
  */
 export function createMcpEndpoint({
   sql,
@@ -63,57 +75,109 @@ export function createMcpEndpoint({
   dispatcher,
 }: McpEndpointOptions): McpEndpoint {
   const sessions = new Map<string, McpSession>();
+  const jsonSchemaValidator = new AjvJsonSchemaValidator();
   const routes = Router();
 
-  const closeSession = async (session: McpSession) => {
+  const closeSession = (session: McpSession) => {
     if (!sessions.delete(session.id)) return;
-    await session.detach?.();
-    await session.server.close().catch(() => {});
+    session.closeStream?.();
   };
 
-  /** An MCP log notification (`notifications/message`, level info); false when the stream is gone. */
-  const notify = async (session: McpSession, doorbell: Doorbell): Promise<boolean> => {
-    if (!session.streamOpen) return false;
+  /** Answers one POST in `session` with a fresh SDK server bound to it. */
+  const serve = async (session: McpSession, req: Request, res: Response) => {
+    const server = new McpServer(
+      { name: 'switchboard', version },
+      {
+        capabilities: { logging: {}, tools: {} },
+        instructions: INSTRUCTIONS,
+        jsonSchemaValidator,
+      },
+    );
+    registerTodoTools(server, { sql, actor: session.actor, hooks, log, leases: session.leases });
+    // Stateless to the SDK (no session id of its own): the session is checked here.
+    const transport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      enableJsonResponse: true,
+    });
+    await server.connect(transport);
     try {
-      await session.server.sendLoggingMessage({
-        level: 'info',
-        logger: 'switchboard',
-        data: doorbell,
-      });
-      return true;
-    } catch (error) {
-      log.debug({ err: error, session: session.id }, 'MCP notification failed');
-      return false;
+      await transport.handleRequest(req, res, req.body);
+    } finally {
+      await server.close().catch(() => {});
     }
   };
 
+  /** An MCP log notification (`notifications/message`, level info) on the session's stream. */
+  const notify = (session: McpSession, doorbell: Doorbell): boolean => {
+    const stream = session.stream;
+    if (!stream || stream.writableEnded || stream.destroyed) return false;
+    const message = {
+      jsonrpc: '2.0',
+      method: 'notifications/message',
+      params: { level: 'info', logger: 'switchboard', data: doorbell },
+    };
+    stream.write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
+    return true;
+  };
+
   /** The GET stream is where notifications go: attached as a consumer for as long as it is open. */
-  const openStream = async (session: McpSession, res: Response) => {
-    session.streamOpen = true;
-    res.once('close', () => {
-      session.streamOpen = false;
-      session.lastActiveAt = Date.now();
-      const detach = session.detach;
-      session.detach = undefined;
-      void detach?.();
+  const openStream = async (session: McpSession, req: Request, res: Response) => {
+    if (isChannelProxy(session)) {
+      // switchboard's own connection (the channel proxying its tools) is never a consumer: the
+      // channel is rung on its event stream, and a second, internal consumer of the same agent
+      // would take its turn in the round-robin and drop the wake. 405 is how Streamable HTTP
+      // says "no notification stream here"; the SDK client then simply does without one.
+      return jsonRpcError(res, 405, 'Method not allowed: this session has no notification stream', {
+        allow: 'POST, DELETE',
+      });
+    }
+    if (!req.get('accept')?.includes('text/event-stream'))
+      return jsonRpcError(res, 406, 'Not Acceptable: the client must accept text/event-stream');
+    if (session.stream)
+      return jsonRpcError(res, 409, 'Conflict: only one notification stream per session');
+    res.writeHead(200, {
+      'content-type': 'text/event-stream',
+      'cache-control': 'no-cache',
+      // A stream's connection is never reused: it closes with the stream (so a stopping server
+      // is not kept waiting for the client's idle keep-alive socket).
+      connection: 'close',
+      'x-accel-buffering': 'no',
     });
+    res.flushHeaders();
+    session.stream = res;
+    let detach: (() => Promise<void>) | undefined;
+    const ping = setInterval(() => res.write(': ping\n\n'), PING_MS);
+    const ended = () => {
+      if (session.stream !== res) return;
+      clearInterval(ping);
+      session.stream = undefined;
+      session.closeStream = undefined;
+      session.lastActiveAt = Date.now();
+      void detach?.();
+    };
+    session.closeStream = () => {
+      ended();
+      res.end();
+    };
+    res.once('close', ended);
     const attached = await dispatcher.attach({
       principal: session.actor.principal!,
       path: 'mcp_log',
       push: (doorbell) => notify(session, doorbell),
     });
-    if (session.streamOpen) session.detach = () => attached.detach();
+    if (session.stream === res) detach = () => attached.detach();
     else await attached.detach();
   };
 
   const sweep = setInterval(() => {
     const now = Date.now();
     for (const session of sessions.values()) {
-      if (!session.streamOpen && now - session.lastActiveAt > IDLE_MS) void closeSession(session);
+      if (!session.stream && now - session.lastActiveAt > IDLE_MS) closeSession(session);
     }
   }, 60_000);
   sweep.unref();
 
+  /** The session the request names, if it is the caller's; another principal's is unknown. */
   const sessionFor = (req: Request, res: Response): McpSession | undefined => {
     const id = req.get('mcp-session-id');
     const session = id ? sessions.get(id) : undefined;
@@ -121,87 +185,40 @@ export function createMcpEndpoint({
   };
 
   const handle = async (req: Request, res: Response) => {
-    const existing = sessionFor(req, res);
-    if (existing) {
-      existing.lastActiveAt = Date.now();
-      if (req.method === 'GET' && isChannelProxy(existing)) {
-        // switchboard's own connection (the channel proxying its tools) is never a consumer: the
-        // channel is rung on its event stream, and a second, internal consumer of the same agent
-        // would take its turn in the round-robin and drop the wake. 405 is how Streamable HTTP
-        // says "no notification stream here"; the SDK client then simply does without one.
-        res
-          .status(405)
-          .set('allow', 'POST, DELETE')
-          .json({
-            jsonrpc: '2.0',
-            error: {
-              code: -32000,
-              message: 'Method not allowed: this session has no notification stream',
-            },
-            id: null,
-          });
+    const named = req.get('mcp-session-id');
+    if (named) {
+      const session = sessionFor(req, res);
+      if (!session)
+        return jsonRpcError(
+          res,
+          404,
+          'Session not found: start a new one with initialize',
+          {},
+          -32001,
+        );
+      session.lastActiveAt = Date.now();
+      if (req.method === 'GET') return openStream(session, req, res);
+      if (req.method === 'DELETE') {
+        closeSession(session);
+        res.status(200).end();
         return;
       }
-      const head = req.method === 'GET' ? statusOnceWritten(res) : undefined;
-      const handled = existing.transport.handleRequest(req, res, req.body);
-      // A GET that the SDK answers 200 is the session's notification stream (a second one while
-      // the first is open gets 409 and must not attach twice).
-      if (
-        head &&
-        (await Promise.race([head, handled.then(() => res.statusCode)])) === 200 &&
-        !existing.streamOpen
-      ) {
-        await openStream(existing, res);
-      }
-      await handled;
-      return;
+      return serve(session, req, res);
     }
-    if (req.get('mcp-session-id')) {
-      res.status(404).json({
-        jsonrpc: '2.0',
-        error: { code: -32001, message: 'Session not found: start a new one with initialize' },
-        id: null,
-      });
-      return;
-    }
-    if (req.method !== 'POST') {
-      res.status(400).json({
-        jsonrpc: '2.0',
-        error: { code: -32000, message: 'Bad request: initialize first (POST)' },
-        id: null,
-      });
-      return;
-    }
-    // A new session: the SDK accepts it only for an initialize request.
-    // Tool calls a channel proxies for Claude Code are recorded as coming from the channel.
+    if (req.method !== 'POST' || !isInitializeRequest(req.body))
+      return jsonRpcError(res, 400, 'Bad Request: no session: start one with initialize (POST)');
+    // A new session. Tool calls a channel proxies for Claude Code are recorded as from the channel.
     const authenticated = actorOf(res);
-    const actor = { ...authenticated, via: authenticated.via === 'channel' ? 'channel' : 'mcp' };
-    const server = new McpServer(
-      { name: 'switchboard', version },
-      { capabilities: { logging: {}, tools: {} }, instructions: INSTRUCTIONS },
-    );
-    registerTodoTools(server, { sql, actor, hooks, log, leases: new Map() });
-    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
-      sessionIdGenerator: () => randomUUID(),
-      onsessioninitialized: (id) => {
-        sessions.set(id, {
-          id,
-          actor,
-          server,
-          transport,
-          streamOpen: false,
-          lastActiveAt: Date.now(),
-        });
-      },
-    });
-    transport.onclose = () => {
-      const id = transport.sessionId;
-      const session = id ? sessions.get(id) : undefined;
-      if (session) void closeSession(session);
+    const session: McpSession = {
+      id: randomUUID(),
+      actor: { ...authenticated, via: authenticated.via === 'channel' ? 'channel' : 'mcp' },
+      leases: new Map(),
+      lastActiveAt: Date.now(),
     };
-    await server.connect(transport);
-    await transport.handleRequest(req, res, req.body);
-    if (!transport.sessionId) await server.close(); // not an initialize request: nothing to keep
+    res.setHeader('mcp-session-id', session.id);
+    sessions.set(session.id, session);
+    await serve(session, req, res);
+    if (res.statusCode !== 200) sessions.delete(session.id);
   };
 
   routes.use(MCP_PATH, express.json({ limit: '2mb', verify: requireUtf8 }), authenticate(tokens));
@@ -212,12 +229,22 @@ export function createMcpEndpoint({
 
   return {
     routes,
-    sessions,
-    async close() {
+    openSessions: () => sessions.size,
+    close() {
       clearInterval(sweep);
-      await Promise.all([...sessions.values()].map(closeSession));
+      for (const session of [...sessions.values()]) closeSession(session);
     },
   };
+}
+
+function jsonRpcError(
+  res: Response,
+  status: number,
+  message: string,
+  headers: Record<string, string> = {},
+  code = -32000,
+): void {
+  res.status(status).set(headers).json({ jsonrpc: '2.0', error: { code, message }, id: null });
 }
 
 /**
@@ -250,17 +277,6 @@ const bodyErrorsAsJsonRpc: ErrorRequestHandler = (error, _req, res, next) => {
 /** A session `switchboard channel` opened to proxy its tools (it says so in X-Switchboard-Client). */
 function isChannelProxy(session: McpSession): boolean {
   return session.actor.via === 'channel';
-}
-
-/** Resolves with the status code when the response head is written. */
-function statusOnceWritten(res: Response): Promise<number> {
-  return new Promise((resolve) => {
-    const writeHead = res.writeHead.bind(res) as (...args: unknown[]) => Response;
-    res.writeHead = ((...args: unknown[]) => {
-      resolve(args[0] as number);
-      return writeHead(...args);
-    }) as typeof res.writeHead;
-  });
 }
 
 const INSTRUCTIONS = [
