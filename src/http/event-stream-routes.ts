@@ -47,7 +47,9 @@ export function eventStreamRoutes(sql: postgres.Sql, dispatcher: Dispatcher): Ev
     res.writeHead(200, {
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-cache',
-      connection: 'keep-alive',
+      // A stream's connection is never reused: it closes with the stream (so a stopping server
+      // is not kept waiting for the client's idle keep-alive socket).
+      connection: 'close',
       'x-accel-buffering': 'no',
     });
     res.flushHeaders();

@@ -1,4 +1,5 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { AddressInfo } from 'node:net';
 import type postgres from 'postgres';
 import type { ProbotOctokit } from 'probot';
@@ -77,14 +78,19 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   let tokens: TokenCache | undefined;
   let wakes: WakeNotifier | undefined;
   let web: WebConsole | undefined;
+  /** Responses not yet ended (event streams included, until they are closed). */
+  const inFlight = new Set<ServerResponse>();
   const close = async () => {
     clearInterval(sweeper);
     if (http?.listening) {
       const closed = new Promise<void>((resolve) => http!.close(() => resolve()));
       streams?.closeAll();
       web?.close();
-      await mcp?.close();
-      http.closeIdleConnections();
+      mcp?.close();
+      // Requests in flight finish; then every connection goes, idle or not: a keep-alive socket
+      // that a client left open (or opened and never used) must not hold the exit.
+      while (inFlight.size > 0) await sleep(20);
+      http.closeAllConnections();
       await closed;
     }
     await github?.stop();
@@ -152,6 +158,10 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       routes: [mcp.routes, web.routes],
     });
     http = createServer(app);
+    http.on('request', (_req, res: ServerResponse) => {
+      inFlight.add(res);
+      res.once('close', () => inFlight.delete(res));
+    });
     await new Promise<void>((resolve, reject) => {
       http!.once('error', reject);
       http!.listen(config.port, config.host, () => resolve());

@@ -67,7 +67,9 @@ export function liveStreams({
     res.writeHead(200, {
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-store',
-      connection: 'keep-alive',
+      // A stream's connection is never reused: it closes with the stream (so a stopping server
+      // is not kept waiting for the client's idle keep-alive socket).
+      connection: 'close',
       'x-accel-buffering': 'no',
     });
     res.write(`retry: ${RETRY_MS}\n\n`);
