@@ -33,6 +33,10 @@ export default class Migrate extends SwitchboardCommand {
       max: 1,
       log,
       handleSignals: true,
+    }).catch((error: unknown) => {
+      // Another switchboard process runs on the data directory: say which, and touch nothing.
+      if ((error as { code?: unknown }).code !== 'data_dir_in_use') throw error;
+      throw new CommandError((error as Error).message, EXIT.unexpected);
     });
     try {
       const { applied } = await migrate(db.sql, db.schema);

@@ -40,6 +40,8 @@ export interface StartServerOptions {
   handleSignals?: boolean;
   /** Tests: shorter re-ring and liveness intervals. */
   deliveryTiming?: Partial<DispatcherTiming>;
+  /** Aborted (Ctrl-C during start-up): the embedded PostgreSQL's start gives up at its next step. */
+  signal?: AbortSignal;
 }
 
 export interface RunningServer {
@@ -61,6 +63,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     max: 20,
     log,
     handleSignals: options.handleSignals ?? false,
+    signal: options.signal,
   });
   let http: Server | undefined;
   let sweeper: NodeJS.Timeout | undefined;
@@ -133,6 +136,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     const { port } = http.address() as AddressInfo;
     const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
     const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+    await db.recordServerUrl(url);
     await bootstrapAdmin(db.sql, { url, credentialsFile: config.credentialsFile, log });
 
     sweeper = setInterval(() => {

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { chmod, readFile, stat } from 'node:fs/promises';
+import { chmod, readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, expect, test } from 'vitest';
@@ -78,3 +78,44 @@ test('up with a bad setting is a usage error', async () => {
   expect(result.code).toBe(2);
   expect(result.stderr).toMatch(/^PORT: /);
 });
+
+test(
+  'regression: Ctrl-C during the first initdb was reported as an unexpected error',
+  { timeout: 120_000 },
+  async () => {
+    const fresh = await createCliHome();
+    try {
+      await chmod(fresh.dir, 0o755);
+      const dataDir = join(fresh.dir, 'data');
+      const freshEnv = { ...fresh.env, SWITCHBOARD_DATA_DIR: dataDir };
+      const up = startCli(['up', '--port', '0'], freshEnv, { detached: true });
+      // Wait until initdb is writing the new cluster, then press Ctrl-C.
+      const writing = async () => {
+        for (const dir of ['pg.init', 'pg']) {
+          const files = await readdir(join(dataDir, dir)).catch(() => []);
+          if (files.length > 3) return true;
+        }
+        return false;
+      };
+      for (const started = Date.now(); !(await writing()); await sleep(20)) {
+        if (Date.now() - started > 60_000) throw new Error('initdb never started');
+      }
+      process.kill(-up.child.pid!, 'SIGINT');
+      const interrupted = await up.done;
+      expect(interrupted.code, interrupted.stderr).toBe(0);
+      expect(interrupted.stderr).not.toMatch(/unexpected error/);
+      expect(interrupted.stderr).toMatch(
+        /"msg":"start-up interrupted by SIGINT: stopped before serving/,
+      );
+      // Nothing half-made is left for the next start to trip on: it initialises and serves.
+      expect(existsSync(join(dataDir, 'pg'))).toBe(false);
+      const again = startCli(['up', '--port', '0'], freshEnv);
+      await again.waitFor(/listening on http:/, 90_000);
+      expect((await runCli(['whoami'], freshEnv)).code).toBe(0);
+      again.child.kill('SIGTERM');
+      expect((await again.done).code).toBe(0);
+    } finally {
+      await fresh.remove();
+    }
+  },
+);
