@@ -54,6 +54,20 @@ async function snapshot(dataDir: string, credentialsFile: string) {
   );
 }
 
+/** Runs the command to its end; a second server that serves instead fails the test at once. */
+async function refusedOrServing(args: string[], env: Record<string, string>) {
+  const cli = startCli(args, env);
+  const served = cli.waitFor(/listening on/, 90_000).then(
+    () => true,
+    () => false,
+  );
+  if (await Promise.race([served, cli.done.then(() => false)])) {
+    cli.child.kill('SIGKILL');
+    throw new Error(`the second ${args[0]} took the data directory over and serves it`);
+  }
+  return cli.done;
+}
+
 test(
   "regression: a second up on the same data directory stopped the running server's PostgreSQL",
   { timeout: 120_000 },
@@ -67,7 +81,7 @@ test(
     // Another port, so that only the data directory is shared: before the fix, this one stopped
     // the first server's PostgreSQL as "left running by an earlier process" and took it over.
     for (const args of [['up', '--port', '0'], ['migrate']]) {
-      const second = await runCli(args, env);
+      const second = await refusedOrServing(args, env);
       expect(second.code, second.stderr).toBe(1);
       expect(second.stderr).toBe(
         `data directory ${dataDir} is in use by switchboard pid ${first.pid} on ${first.url}\n`,
@@ -92,27 +106,19 @@ test(
 
 test(
   'two ups at once on a fresh data directory: one serves it, the other names it and stops',
-  {
-    timeout: 120_000,
-  },
+  { timeout: 180_000 },
   async () => {
     const { dataDir, env } = await newHome();
     const both = [startCli(['up', '--port', '0'], env), startCli(['up', '--port', '0'], env)];
-    const outcomes = await Promise.all(
-      both.map((cli) =>
-        cli.waitFor(/listening on http:/, 90_000).then(
-          () => 'listening' as const,
-          () => 'exited' as const,
-        ),
-      ),
-    );
-    expect(outcomes.sort()).toEqual(['exited', 'listening']);
-    const winner = both[outcomes.indexOf('listening')]!;
-    const loser = await both[outcomes.indexOf('exited')]!.done;
-    expect(loser.code).toBe(1);
-    expect(loser.stderr).toMatch(
+    // The one that finds the directory claimed stops at once; the other goes on to serve.
+    const loser = await Promise.race(both.map((cli) => cli.done.then(() => cli)));
+    const winner = both.find((cli) => cli !== loser)!;
+    const refused = await loser.done;
+    expect(refused.code, refused.stderr).toBe(1);
+    expect(refused.stderr).toMatch(
       new RegExp(`^data directory ${dataDir} is in use by switchboard pid ${winner.child.pid} `),
     );
+    await winner.waitFor(/listening on http:/, 140_000);
     winner.child.kill('SIGTERM');
     expect((await winner.done).code).toBe(0);
   },
