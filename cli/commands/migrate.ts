@@ -9,6 +9,8 @@ export default class Migrate extends SwitchboardCommand {
     '<%= config.bin %> migrate',
     'DATABASE_URL=postgres://… <%= config.bin %> migrate --json',
   ];
+  // Talks to no server: no --url.
+  static override baseFlags = {};
   static override enableJsonFlag = true;
 
   async run() {

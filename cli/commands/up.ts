@@ -4,7 +4,7 @@ import { SwitchboardCommand } from '../switchboard-command.js';
 
 export default class Up extends SwitchboardCommand {
   static override summary = 'Start the switchboard server';
-  static override description = `Serves the JSON API, webhooks, health and metrics on http://127.0.0.1:3000 (PORT, HOST). Without DATABASE_URL it runs an embedded PostgreSQL in the data directory. On first start it creates an admin and writes the CLI's credentials file, so the CLI works on this machine at once.
+  static override description = `Serves the JSON API, webhooks, health and metrics on http://127.0.0.1:3000 (PORT, HOST). Without DATABASE_URL it runs an embedded PostgreSQL in the data directory. On first start it creates an admin and saves a token for it as this server's entry in the CLI's credentials file, so the CLI works on this machine at once; a later start adds the entry when the file has none for this server (see login).
 
 A data directory has one owner: while another switchboard process runs on it, up refuses with one line naming that process (pid and URL) and changes nothing.
 
@@ -14,6 +14,8 @@ SIGINT or SIGTERM stops it gracefully: no new requests, those in flight finish, 
     '<%= config.bin %> up --port 8080 --data-dir ./data',
     'DATABASE_URL=postgres://user:pass@db:5432/switchboard <%= config.bin %> up',
   ];
+  // Talks to no server: no --url.
+  static override baseFlags = {};
   static override flags = {
     port: Flags.integer({
       min: 0,

@@ -137,7 +137,12 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
     const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
     await db.recordServerUrl(url);
-    await bootstrapAdmin(db.sql, { url, credentialsFile: config.credentialsFile, log });
+    await bootstrapAdmin(db.sql, {
+      url,
+      credentialsFile: config.credentialsFile,
+      log,
+      saveWhenMissing: db.embedded,
+    });
 
     sweeper = setInterval(() => {
       sweepTodos(db.sql).catch((error: unknown) =>
