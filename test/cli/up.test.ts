@@ -3,7 +3,15 @@ import { chmod, readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { createCliHome, parseJson, runCli, startCli, type CliHome } from './support/run-cli.js';
+import { spawn } from 'node:child_process';
+import {
+  BIN,
+  createCliHome,
+  parseJson,
+  runCli,
+  startCli,
+  type CliHome,
+} from './support/run-cli.js';
 
 let home: CliHome;
 let env: Record<string, string>;
@@ -38,8 +46,8 @@ test(
     const file = join(home.env.XDG_CONFIG_HOME!, 'switchboard', 'credentials.json');
     expect((await stat(file)).mode & 0o777).toBe(0o600);
     expect(JSON.parse(await readFile(file, 'utf8'))).toEqual({
-      url,
-      token: expect.stringMatching(/^sbk_/),
+      current: url,
+      servers: { [url]: { token: expect.stringMatching(/^sbk_/) } },
     });
     // The CLI works on this machine with no further step.
     const whoami = parseJson(await runCli(['whoami', '--json'], env));
@@ -117,5 +125,41 @@ test(
     } finally {
       await fresh.remove();
     }
+  },
+);
+
+test(
+  'regression: in a terminal, up printed pino JSON; it prints readable lines, and Ctrl-C stops it',
+  { timeout: 120_000 },
+  async () => {
+    // A real terminal: `script` runs up on a pseudo-terminal, and the ^C typed into it becomes
+    // the SIGINT the terminal sends its foreground process group.
+    const child = spawn(
+      'script',
+      ['-qefc', `exec ${process.execPath} ${BIN} up --port 0`, '/dev/null'],
+      {
+        env: { PATH: process.env.PATH, ...env },
+      },
+    );
+    let screen = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (screen += chunk));
+    const closed = new Promise<number | null>((resolve) => child.once('close', resolve));
+    for (const started = Date.now(); !/listening on http:/.test(screen); await sleep(50)) {
+      if (Date.now() - started > 60_000) throw new Error(`up never listened:\n${screen}`);
+    }
+    child.stdin.write('\x03');
+    expect(await closed, screen).toBe(0);
+    // eslint-disable-next-line no-control-regex
+    const lines = screen.replace(/\x1b\[[0-9;]*m/g, '').split(/\r?\n/);
+    expect(lines).toContainEqual(
+      expect.stringMatching(/^\[\d\d:\d\d:\d\d\] INFO: switchboard is listening \{"url":"http:/),
+    );
+    expect(lines).toContainEqual(
+      expect.stringMatching(
+        /^(\^C)?\[\d\d:\d\d:\d\d\] INFO: stopping: finishing the requests in flight/,
+      ),
+    );
+    expect(lines).toContainEqual(expect.stringMatching(/^\[\d\d:\d\d:\d\d\] INFO: stopped$/));
+    expect(screen).not.toContain('{"level":');
   },
 );
