@@ -1,9 +1,11 @@
+import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { chmod, readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import postgres from 'postgres';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { spawn } from 'node:child_process';
+import { readAdminToken } from '../support/server-process.js';
 import {
   BIN,
   createCliHome,
@@ -81,6 +83,69 @@ test(
   },
 );
 
+test(
+  'SIGTERM with a request in flight: the request finishes, then the server stops',
+  { timeout: 60_000 },
+  async () => {
+    // Runs after the first test: the data directory is initialised by then.
+    const up = startCli(['up', '--port', '0'], env);
+    await up.waitFor(/listening on (http:\S+)/, 60_000);
+    const url = /listening on (http:\S+)/.exec(up.stdout)![1]!;
+    const dataDir = env.SWITCHBOARD_DATA_DIR!;
+    const { postgres_port: port } = JSON.parse(await readFile(join(dataDir, 'owner.json'), 'utf8'));
+    const password = (await readFile(join(dataDir, 'pg-password'), 'utf8')).trim();
+    const db = postgres({
+      host: '127.0.0.1',
+      port,
+      user: 'postgres',
+      password,
+      database: 'switchboard',
+      max: 2,
+      onnotice: () => {},
+    });
+    try {
+      // Hold the request inside its transaction: it waits to insert its todo.
+      const holder = await db.reserve();
+      await holder`begin`;
+      await holder`lock table switchboard.todos in share mode`;
+      const events: string[] = [];
+      const request = fetch(`${url}/api/v1/todos`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${await readAdminToken(home.env.XDG_CONFIG_HOME!)}`,
+          'content-type': 'application/json',
+        },
+        body: JSON.stringify({ queue: 'drain', title: 'in flight at the stop' }),
+      }).then((response) => (events.push('answered'), response.status));
+      for (const started = Date.now(); ; await sleep(50)) {
+        const [{ waiting }] = await db<[{ waiting: number }]>`
+          select count(*)::int as waiting from pg_stat_activity
+          where application_name = 'switchboard' and wait_event_type = 'Lock'`;
+        if (waiting > 0) break;
+        if (Date.now() - started > 20_000) throw new Error('the request never reached the lock');
+      }
+      let log = '';
+      up.child.stderr.on('data', (chunk: string) => (log += chunk));
+      void up.done.then(() => events.push('exited'));
+      up.child.kill('SIGTERM');
+      // It stops taking requests and waits for this one, however long it takes.
+      await expect.poll(() => log).toMatch(/"msg":"stopping: finishing the requests in flight"/);
+      await sleep(500);
+      expect(events).toEqual([]);
+      await holder`rollback`;
+      holder.release();
+      expect(await request).toBe(201);
+      const result = await up.done;
+      expect(result.code, result.stderr).toBe(0);
+      expect(events).toEqual(['answered', 'exited']);
+      expect(result.stderr).toMatch(/"msg":"stopped"/);
+    } finally {
+      await db.end({ timeout: 1 });
+      if (up.child.exitCode === null) up.child.kill('SIGKILL');
+    }
+  },
+);
+
 test('up with a bad setting is a usage error', async () => {
   const result = await runCli(['up'], { ...env, PORT: 'eighty' });
   expect(result.code).toBe(2);
@@ -143,9 +208,13 @@ test(
     );
     let screen = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (screen += chunk));
+    let exited = false;
     const closed = new Promise<number | null>((resolve) => child.once('close', resolve));
+    void closed.then(() => (exited = true));
     for (const started = Date.now(); !/listening on http:/.test(screen); await sleep(50)) {
-      if (Date.now() - started > 60_000) throw new Error(`up never listened:\n${screen}`);
+      if (exited || Date.now() - started > 60_000) {
+        throw new Error(`up never listened:\n${screen}`);
+      }
     }
     child.stdin.write('\x03');
     expect(await closed, screen).toBe(0);
