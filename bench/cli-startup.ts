@@ -6,11 +6,12 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
+import { readCredentialsFile } from '../src/config/credentials-file.js';
 import type { Benchmark, SummaryRow } from './support/benchmark.js';
 import { countFromEnv } from './support/count-from-env.js';
 import { targetCell } from './support/format-summary-table.js';
@@ -117,7 +118,7 @@ export const cliStartupBenchmark: Benchmark = {
 
 /** A page of todos for the CLI to list, created as the admin whose token the first start wrote. */
 async function fillQueue(url: string, credentialsFile: string): Promise<void> {
-  const { token } = JSON.parse(await readFile(credentialsFile, 'utf8')) as { token: string };
+  const { token } = (await readCredentialsFile(credentialsFile))!.servers[url]!;
   for (let i = 1; i <= TODOS; i++) {
     const response = await fetch(`${url}/api/v1/todos`, {
       method: 'POST',

@@ -6,7 +6,7 @@
 //   npm run bench:console          (BENCH_PROMPTS=50, BENCH_PAGES=100, BENCH_DATABASE_URL=… optional)
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,6 +14,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { chromium } from 'playwright-core';
+import { readCredentialsFile } from '../src/config/credentials-file.js';
 import { connect } from '../src/db/open-database.js';
 import { silentLogger } from '../src/logger.js';
 import type { Benchmark, SummaryRow } from './support/benchmark.js';
@@ -83,9 +84,8 @@ async function measureLatency(url: string, prompts: number) {
   });
   const closers: (() => Promise<unknown>)[] = [() => browser.close()];
   try {
-    const admin = (
-      JSON.parse(await readFile(join(dir, 'credentials.json'), 'utf8')) as { token: string }
-    ).token;
+    const admin = (await readCredentialsFile(join(dir, 'credentials.json')))!.servers[server.url]!
+      .token;
     const api = async (method: string, path: string, body?: unknown) => {
       const response = await fetch(`${server.url}/api/v1${path}`, {
         method,

@@ -1,15 +1,54 @@
 import { Command } from '@oclif/core/command';
+import * as Flags from '@oclif/core/flags';
+import type { Input, ParserOutput } from '@oclif/core/interfaces';
 import { createApiClient, type ApiClient, type Credentials } from '../src/client/api-client.js';
 import { resolveCredentials } from '../src/client/resolve-credentials.js';
 import { CommandError, EXIT } from './command-error.js';
 
+const SERVER_FLAG = {
+  url: Flags.string({
+    description:
+      "the server to use, by its URL: its entry in the credentials file (default: SWITCHBOARD_URL, else the file's current server)",
+    helpGroup: 'GLOBAL',
+  }),
+};
+
 /** What every switchboard command shares: credentials, the API client, and error reporting. */
 export abstract class SwitchboardCommand extends Command {
-  private resolved: Credentials | undefined;
+  /**
+   * Which server to talk to, for one command: the credentials file keeps a token per server.
+   * A command whose own `--url` means something else (`login`, `webhook send`) replaces it, and
+   * one that talks to no server (`up`, `migrate`) drops it.
+   */
+  static override baseFlags: Partial<typeof SERVER_FLAG> = SERVER_FLAG;
 
-  /** SWITCHBOARD_URL and SWITCHBOARD_TOKEN, else the credentials file. */
+  private resolved: Credentials | undefined;
+  private serverUrl: string | undefined;
+
+  /** Keeps `--url` when it is the base flag (the server), for credentials(). */
+  protected override async parse<
+    F extends Record<string, unknown>,
+    B extends Record<string, unknown>,
+    A extends Record<string, unknown>,
+  >(options?: Input<F, B, A>, argv?: string[]): Promise<ParserOutput<F, B, A>> {
+    const parsed = await super.parse(options, argv);
+    const own = (this.constructor as typeof SwitchboardCommand).flags?.url;
+    const url: unknown = (parsed.flags as Record<string, unknown>).url;
+    if (!own && typeof url === 'string') {
+      if (!/^https?:\/\/[^/]/i.test(url)) {
+        throw new CommandError(
+          `--url must be an http(s) URL, not ${JSON.stringify(url)}`,
+          EXIT.usage,
+        );
+      }
+      this.serverUrl = url;
+    }
+    return parsed;
+  }
+
+  /** SWITCHBOARD_TOKEN with SWITCHBOARD_URL, else the credentials file's entry for --url / SWITCHBOARD_URL / its current server. */
   protected async credentials(): Promise<Credentials> {
-    return (this.resolved ??= await resolveCredentials());
+    return (this.resolved ??= await resolveCredentials(process.env, { url: this.serverUrl }));
   }
 
   protected async client(): Promise<ApiClient> {

@@ -9,9 +9,9 @@
 // the heap after a full collection). SIGTERM
 // closes the server, and the process then exits by itself: anything still holding it open is a
 // leak the benchmark reports.
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { readCredentialsFile } from '../../src/config/credentials-file.js';
 import { createPinoLogger, silentLogger } from '../../src/logger.js';
 import { startBenchServer } from './start-bench-server.js';
 
@@ -35,7 +35,7 @@ async function main(): Promise<void> {
     webhookSecret: process.env.BENCH_SERVER_WEBHOOK_SECRET || undefined,
     log: logLevel === 'silent' ? silentLogger : await createPinoLogger(logLevel),
   });
-  const { token } = JSON.parse(await readFile(credentialsFile, 'utf8')) as { token: string };
+  const { token } = (await readCredentialsFile(credentialsFile))!.servers[server.url]!;
 
   const commands = createInterface({ input: process.stdin });
   commands.on('line', (line) => {

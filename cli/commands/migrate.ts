@@ -9,6 +9,8 @@ export default class Migrate extends SwitchboardCommand {
     '<%= config.bin %> migrate',
     'DATABASE_URL=postgres://… <%= config.bin %> migrate --json',
   ];
+  // Talks to no server: no --url.
+  static override baseFlags = {};
   static override enableJsonFlag = true;
 
   async run() {
@@ -33,6 +35,10 @@ export default class Migrate extends SwitchboardCommand {
       max: 1,
       log,
       handleSignals: true,
+    }).catch((error: unknown) => {
+      // Another switchboard process runs on the data directory: say which, and touch nothing.
+      if ((error as { code?: unknown }).code !== 'data_dir_in_use') throw error;
+      throw new CommandError((error as Error).message, EXIT.unexpected);
     });
     try {
       const { applied } = await migrate(db.sql, db.schema);

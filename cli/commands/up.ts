@@ -4,14 +4,18 @@ import { SwitchboardCommand } from '../switchboard-command.js';
 
 export default class Up extends SwitchboardCommand {
   static override summary = 'Start the switchboard server';
-  static override description = `Serves the JSON API, webhooks, health and metrics on http://127.0.0.1:3000 (PORT, HOST). Without DATABASE_URL it runs an embedded PostgreSQL in the data directory. On first start it creates an admin and writes the CLI's credentials file, so the CLI works on this machine at once.
+  static override description = `Serves the JSON API, webhooks, health and metrics on http://127.0.0.1:3000 (PORT, HOST). Without DATABASE_URL it runs an embedded PostgreSQL in the data directory. On first start it creates an admin and saves a token for it as this server's entry in the CLI's credentials file, so the CLI works on this machine at once; a later start adds the entry when the file has none for this server (see login).
 
-SIGINT or SIGTERM stops it gracefully: no new requests, those in flight finish, then the database closes; a second signal stops it at once.`;
+A data directory has one owner: while another switchboard process runs on it, up refuses with one line naming that process (pid and URL) and changes nothing.
+
+SIGINT or SIGTERM stops it gracefully: no new requests, those in flight finish, then the database closes; a second signal stops it at once. A signal during start-up stops it after the step under way.`;
   static override examples = [
     '<%= config.bin %> up',
     '<%= config.bin %> up --port 8080 --data-dir ./data',
     'DATABASE_URL=postgres://user:pass@db:5432/switchboard <%= config.bin %> up',
   ];
+  // Talks to no server: no --url.
+  static override baseFlags = {};
   static override flags = {
     port: Flags.integer({
       min: 0,
@@ -41,28 +45,53 @@ SIGINT or SIGTERM stops it gracefully: no new requests, those in flight finish, 
     const log = await createPinoLogger(config.logLevel);
 
     // Listen before starting, so that a signal during start-up also stops gracefully once started.
-    let signalled = false;
+    let signalled: NodeJS.Signals | undefined;
+    let listening = false;
+    // Aborted by the first signal: start-up gives up at its next step rather than finish first.
+    const startUp = new AbortController();
     const stopped = new Promise<NodeJS.Signals>((resolve) => {
       const onSignal = (signal: NodeJS.Signals) => {
         if (signalled) {
           log.warn({ signal }, 'second signal: stopping at once');
           process.exit(EXIT.unexpected);
         }
-        signalled = true;
+        signalled = signal;
+        if (!listening) {
+          log.info({ signal }, 'stopping once the start-up step under way ends (again: at once)');
+        }
+        startUp.abort();
         resolve(signal);
       };
       process.on('SIGINT', onSignal).on('SIGTERM', onSignal);
     });
 
-    const server = await startServer({ config, log, handleSignals: false }).catch(
-      (error: unknown) => {
-        if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
-        throw new CommandError(
-          `port ${config.port} on ${config.host} is in use — pass --port or set PORT`,
-          EXIT.unexpected,
-        );
-      },
-    );
+    const server = await startServer({
+      config,
+      log,
+      handleSignals: false,
+      signal: startUp.signal,
+    }).catch((error: unknown) => {
+      // Ctrl-C reaches the whole process group: initdb or PostgreSQL stop with us, and the
+      // start-up step they were in fails. That is the stop asked for, not an error.
+      if (signalled) return undefined;
+      const { code } = error as NodeJS.ErrnoException;
+      if (code === 'data_dir_in_use') {
+        throw new CommandError((error as Error).message, EXIT.unexpected);
+      }
+      if (code !== 'EADDRINUSE') throw error;
+      throw new CommandError(
+        `port ${config.port} on ${config.host} is in use — pass --port or set PORT`,
+        EXIT.unexpected,
+      );
+    });
+    if (!server) {
+      log.info(
+        { signal: signalled },
+        `start-up interrupted by ${signalled}: stopped before serving; the next start carries on from here`,
+      );
+      return;
+    }
+    listening = true;
     this.log(`switchboard is listening on ${server.url} — Ctrl-C stops it`);
     const { consoleLinkForCli } = await import('../../src/web/console-link-for-cli.js');
     const link = await consoleLinkForCli(server).catch(() => undefined);

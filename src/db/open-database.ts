@@ -1,5 +1,6 @@
 import postgres from 'postgres';
 import type { Logger } from '../logger.js';
+import type { DataDirOwner } from './claim-data-dir.js';
 import { startEmbeddedPostgres } from './start-embedded-postgres.js';
 
 /** A connection pool or a transaction: every ledger statement runs on either. */
@@ -11,6 +12,10 @@ export interface Database {
   schema: string;
   /** Whether PostgreSQL was started here (no DATABASE_URL). */
   embedded: boolean;
+  /** With `attach`: the switchboard process whose embedded PostgreSQL this is connected to. */
+  owner?: DataDirOwner;
+  /** Records the server's URL in the data directory, for whoever finds it in use (embedded only). */
+  recordServerUrl(url: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -24,6 +29,10 @@ export interface OpenDatabaseOptions {
   log: Logger;
   /** Let embedded-postgres stop the cluster and exit on SIGINT/SIGTERM (default), or leave signals to the caller. */
   handleSignals?: boolean;
+  /** When another switchboard process owns the data directory, use its PostgreSQL rather than refuse. */
+  attach?: boolean;
+  /** Aborted: give up starting the embedded PostgreSQL at its next step. */
+  signal?: AbortSignal;
 }
 
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
@@ -35,6 +44,8 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
     ? undefined
     : await startEmbeddedPostgres(options.dataDir, options.log, {
         handleSignals: options.handleSignals,
+        attach: options.attach,
+        signal: options.signal,
       });
   const sql = connect(options.databaseUrl ?? embedded!.url, {
     schema,
@@ -58,6 +69,8 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
     sql,
     schema,
     embedded: embedded !== undefined,
+    ...(embedded?.owner ? { owner: embedded.owner } : {}),
+    recordServerUrl: async (url) => embedded?.recordUrl(url),
     close: () =>
       (closing ??= (async () => {
         await sql.end({ timeout: 5 });

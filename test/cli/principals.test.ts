@@ -38,8 +38,8 @@ describe.concurrent('login and whoami', () => {
       );
       expect((await stat(file)).mode & 0o777).toBe(0o600);
       expect(JSON.parse(await readFile(file, 'utf8'))).toEqual({
-        url: server.url,
-        token: server.adminToken,
+        current: server.url,
+        servers: { [server.url]: { token: server.adminToken } },
       });
 
       const whoami = await runCli(['whoami'], own.env);

@@ -1,9 +1,19 @@
+import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { chmod, readFile, stat } from 'node:fs/promises';
+import { chmod, readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import postgres from 'postgres';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { createCliHome, parseJson, runCli, startCli, type CliHome } from './support/run-cli.js';
+import { readAdminToken } from '../support/server-process.js';
+import {
+  BIN,
+  createCliHome,
+  parseJson,
+  runCli,
+  startCli,
+  type CliHome,
+} from './support/run-cli.js';
 
 let home: CliHome;
 let env: Record<string, string>;
@@ -38,8 +48,8 @@ test(
     const file = join(home.env.XDG_CONFIG_HOME!, 'switchboard', 'credentials.json');
     expect((await stat(file)).mode & 0o777).toBe(0o600);
     expect(JSON.parse(await readFile(file, 'utf8'))).toEqual({
-      url,
-      token: expect.stringMatching(/^sbk_/),
+      current: url,
+      servers: { [url]: { token: expect.stringMatching(/^sbk_/) } },
     });
     // The CLI works on this machine with no further step.
     const whoami = parseJson(await runCli(['whoami', '--json'], env));
@@ -73,8 +83,152 @@ test(
   },
 );
 
+test(
+  'SIGTERM with a request in flight: the request finishes, then the server stops',
+  { timeout: 60_000 },
+  async () => {
+    // Runs after the first test: the data directory is initialised by then.
+    const up = startCli(['up', '--port', '0'], env);
+    await up.waitFor(/listening on (http:\S+)/, 60_000);
+    const url = /listening on (http:\S+)/.exec(up.stdout)![1]!;
+    const dataDir = env.SWITCHBOARD_DATA_DIR!;
+    const { postgres_port: port } = JSON.parse(await readFile(join(dataDir, 'owner.json'), 'utf8'));
+    const password = (await readFile(join(dataDir, 'pg-password'), 'utf8')).trim();
+    const db = postgres({
+      host: '127.0.0.1',
+      port,
+      user: 'postgres',
+      password,
+      database: 'switchboard',
+      max: 2,
+      onnotice: () => {},
+    });
+    try {
+      // Hold the request inside its transaction: it waits to insert its todo.
+      const holder = await db.reserve();
+      await holder`begin`;
+      await holder`lock table switchboard.todos in share mode`;
+      const events: string[] = [];
+      const request = fetch(`${url}/api/v1/todos`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${await readAdminToken(home.env.XDG_CONFIG_HOME!)}`,
+          'content-type': 'application/json',
+        },
+        body: JSON.stringify({ queue: 'drain', title: 'in flight at the stop' }),
+      }).then((response) => (events.push('answered'), response.status));
+      for (const started = Date.now(); ; await sleep(50)) {
+        const [{ waiting }] = await db<[{ waiting: number }]>`
+          select count(*)::int as waiting from pg_stat_activity
+          where application_name = 'switchboard' and wait_event_type = 'Lock'`;
+        if (waiting > 0) break;
+        if (Date.now() - started > 20_000) throw new Error('the request never reached the lock');
+      }
+      let log = '';
+      up.child.stderr.on('data', (chunk: string) => (log += chunk));
+      void up.done.then(() => events.push('exited'));
+      up.child.kill('SIGTERM');
+      // It stops taking requests and waits for this one, however long it takes.
+      await expect.poll(() => log).toMatch(/"msg":"stopping: finishing the requests in flight"/);
+      await sleep(500);
+      expect(events).toEqual([]);
+      await holder`rollback`;
+      holder.release();
+      expect(await request).toBe(201);
+      const result = await up.done;
+      expect(result.code, result.stderr).toBe(0);
+      expect(events).toEqual(['answered', 'exited']);
+      expect(result.stderr).toMatch(/"msg":"stopped"/);
+    } finally {
+      await db.end({ timeout: 1 });
+      if (up.child.exitCode === null) up.child.kill('SIGKILL');
+    }
+  },
+);
+
 test('up with a bad setting is a usage error', async () => {
   const result = await runCli(['up'], { ...env, PORT: 'eighty' });
   expect(result.code).toBe(2);
   expect(result.stderr).toMatch(/^PORT: /);
 });
+
+test(
+  'regression: Ctrl-C during the first initdb was reported as an unexpected error',
+  { timeout: 120_000 },
+  async () => {
+    const fresh = await createCliHome();
+    try {
+      await chmod(fresh.dir, 0o755);
+      const dataDir = join(fresh.dir, 'data');
+      const freshEnv = { ...fresh.env, SWITCHBOARD_DATA_DIR: dataDir };
+      const up = startCli(['up', '--port', '0'], freshEnv, { detached: true });
+      // Wait until initdb is writing the new cluster, then press Ctrl-C.
+      const writing = async () => {
+        for (const dir of ['pg.init', 'pg']) {
+          const files = await readdir(join(dataDir, dir)).catch(() => []);
+          if (files.length > 3) return true;
+        }
+        return false;
+      };
+      for (const started = Date.now(); !(await writing()); await sleep(20)) {
+        if (Date.now() - started > 60_000) throw new Error('initdb never started');
+      }
+      process.kill(-up.child.pid!, 'SIGINT');
+      const interrupted = await up.done;
+      expect(interrupted.code, interrupted.stderr).toBe(0);
+      expect(interrupted.stderr).not.toMatch(/unexpected error/);
+      expect(interrupted.stderr).toMatch(
+        /"msg":"start-up interrupted by SIGINT: stopped before serving/,
+      );
+      // Nothing half-made is left for the next start to trip on: it initialises and serves.
+      expect(existsSync(join(dataDir, 'pg'))).toBe(false);
+      const again = startCli(['up', '--port', '0'], freshEnv);
+      await again.waitFor(/listening on http:/, 90_000);
+      expect((await runCli(['whoami'], freshEnv)).code).toBe(0);
+      again.child.kill('SIGTERM');
+      expect((await again.done).code).toBe(0);
+    } finally {
+      await fresh.remove();
+    }
+  },
+);
+
+test(
+  'regression: in a terminal, up printed pino JSON; it prints readable lines, and Ctrl-C stops it',
+  { timeout: 120_000 },
+  async () => {
+    // A real terminal: `script` runs up on a pseudo-terminal, and the ^C typed into it becomes
+    // the SIGINT the terminal sends its foreground process group.
+    const child = spawn(
+      'script',
+      ['-qefc', `exec ${process.execPath} ${BIN} up --port 0`, '/dev/null'],
+      {
+        env: { PATH: process.env.PATH, ...env },
+      },
+    );
+    let screen = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (screen += chunk));
+    let exited = false;
+    const closed = new Promise<number | null>((resolve) => child.once('close', resolve));
+    void closed.then(() => (exited = true));
+    for (const started = Date.now(); !/listening on http:/.test(screen); await sleep(50)) {
+      if (exited || Date.now() - started > 60_000) {
+        throw new Error(`up never listened:\n${screen}`);
+      }
+    }
+    child.stdin.write('\x03');
+    expect(await closed, screen).toBe(0);
+    // eslint-disable-next-line no-control-regex
+    const lines = screen.replace(/\x1b\[[0-9;]*m/g, '').split(/\r?\n/);
+    expect(lines).toContainEqual(
+      expect.stringMatching(/^\[\d\d:\d\d:\d\d\] INFO: switchboard is listening \{"url":"http:/),
+    );
+    expect(lines).toContainEqual(
+      expect.stringMatching(
+        /^(\^C)?\[\d\d:\d\d:\d\d\] INFO: stopping: finishing the requests in flight/,
+      ),
+    );
+    expect(lines).toContainEqual(expect.stringMatching(/^\[\d\d:\d\d:\d\d\] INFO: stopped$/));
+    expect(screen).not.toContain('{"level":');
+  },
+);

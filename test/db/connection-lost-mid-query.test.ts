@@ -74,5 +74,24 @@ describe.concurrent(
       return { answer };`);
       expect(result.code, result.stderr).toBe(0);
     });
+
+    test('regression: sql.end() waited for a query that its lost connection had already failed', async () => {
+      // An idle server stopped by Ctrl-C took 5 s: PostgreSQL got the SIGINT too and ended the
+      // session of a last query, and end() waited out its whole timeout for that query.
+      const result = await run(`
+      const [{ pid }] = await sql\`select pg_backend_pid() as pid\`;
+      const sleeping = sql\`select pg_sleep(5)\`.then(() => 'finished', (error) => error.code);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      await kill(pid);
+      const lost = await sleeping;
+      // No timeout: this end() returns only once every connection has closed.
+      const ended = await Promise.race([
+        sql.end().then(() => 'ended'),
+        new Promise((resolve) => setTimeout(resolve, 10_000, 'still waiting')),
+      ]);
+      return { lost, ended };`);
+      expect(result.code, result.stderr).toBe(0);
+      expect(JSON.parse(result.stdout)).toEqual({ lost: expect.any(String), ended: 'ended' });
+    });
   },
 );

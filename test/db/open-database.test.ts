@@ -1,6 +1,8 @@
-import { chmod, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { spawnSync } from 'node:child_process';
+import { chmod, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import postgres from 'postgres';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { openDatabase } from '../../src/db/open-database.js';
 import { startEmbeddedPostgres } from '../../src/db/start-embedded-postgres.js';
@@ -38,12 +40,35 @@ test('without a URL, a real PostgreSQL starts in the data directory, keeps its d
 });
 
 test('a server left running by a killed process is stopped and replaced, not fought over', async () => {
-  // Simulate the orphan: start a server on the cluster and "forget" to stop it.
+  // Simulate the orphan: start a server on the cluster and "forget" to stop it. While its owner
+  // (this process) lives, the directory is refused to anyone else…
   const orphan = await startEmbeddedPostgres(dataDir, silentLogger);
+  await expect(openDatabase({ dataDir, log: silentLogger })).rejects.toThrow(
+    /is in use by switchboard pid \d+/,
+  );
+  // …then its owner is gone: the record names a process that has exited.
+  const gone = spawnSync(process.execPath, ['-e', '']).pid;
+  const record = join(dataDir, 'owner.json');
+  await writeFile(
+    record,
+    JSON.stringify({ ...JSON.parse(await readFile(record, 'utf8')), pid: gone }),
+  );
   const next = await openDatabase({ dataDir, log: silentLogger });
   expect(await next.sql`select note from public.kept`).toEqual([{ note: 'still here' }]);
   await next.close();
   await orphan.stop(); // returns at once: that server is already gone
+});
+
+test('a cluster without its database (a first start cut short after initdb) gets it at the next start', async () => {
+  const cluster = await startEmbeddedPostgres(dataDir, silentLogger);
+  const admin = postgres(cluster.url.replace(/\/switchboard$/, '/postgres'), { max: 1 });
+  await admin`drop database switchboard`;
+  await admin.end();
+  await cluster.stop();
+
+  const reopened = await openDatabase({ dataDir, log: silentLogger });
+  expect(await reopened.sql`select current_database() as name`).toEqual([{ name: 'switchboard' }]);
+  await reopened.close();
 });
 
 test('a bad DATABASE_URL fails with a clear error and no secret', async () => {

@@ -30,9 +30,12 @@ afterAll(() => server.stop());
 describe('first start', () => {
   test('writes the CLI credentials, readable by their owner only, for an admin', async () => {
     const credentials = JSON.parse(await readFile(server.credentialsFile, 'utf8'));
-    expect(credentials).toEqual({ url: server.url, token: expect.stringMatching(/^sbk_/) });
+    expect(credentials).toEqual({
+      current: server.url,
+      servers: { [server.url]: { token: expect.stringMatching(/^sbk_/) } },
+    });
     expect((await stat(server.credentialsFile)).mode & 0o777).toBe(0o600);
-    const { body } = await server.api(credentials.token, 'GET', '/whoami');
+    const { body } = await server.api(credentials.servers[server.url].token, 'GET', '/whoami');
     expect(body.principal).toMatchObject({ kind: 'human', is_admin: true });
     expect(body.principal).not.toHaveProperty('id');
   });

@@ -1,5 +1,5 @@
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { readCredentialsFile } from '../../src/config/credentials-file.js';
 import { startCli, type CliResult, type RunningCli } from '../cli/support/run-cli.js';
 
 export interface ServerProcess {
@@ -41,8 +41,9 @@ export async function startServerProcess(
   };
 }
 
-/** The admin token `up` wrote on its first start into the credentials file under XDG_CONFIG_HOME. */
+/** The admin token `up` saved on its first start: the current entry of the credentials file under XDG_CONFIG_HOME. */
 export async function readAdminToken(xdgConfigHome: string): Promise<string> {
   const file = join(xdgConfigHome, 'switchboard', 'credentials.json');
-  return (JSON.parse(await readFile(file, 'utf8')) as { token: string }).token;
+  const { current, servers } = (await readCredentialsFile(file))!;
+  return servers[current!]!.token;
 }

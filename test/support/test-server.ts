@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ProbotOctokit } from 'probot';
 import { inject } from 'vitest';
+import { readCredentialsFile } from '../../src/config/credentials-file.js';
 import type { GitHubAppCredentials, ServerConfig } from '../../src/config/server-config.js';
 import type { DispatcherTiming } from '../../src/delivery/create-dispatcher.js';
 import { silentLogger, type Logger } from '../../src/logger.js';
@@ -85,7 +86,7 @@ export async function startTestServer(
   });
   const adminToken = options.schema
     ? ''
-    : (JSON.parse(await readFile(credentialsFile, 'utf8')) as { token: string }).token;
+    : (await readCredentialsFile(credentialsFile))!.servers[server.url]!.token;
   return {
     ...server,
     adminToken,

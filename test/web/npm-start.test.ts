@@ -1,7 +1,8 @@
-import { chmod, readFile } from 'node:fs/promises';
+import { chmod } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { createCliHome, startCli, type CliHome, type RunningCli } from '../cli/support/run-cli.js';
+import { readAdminToken } from '../support/server-process.js';
 import { launchBrowser, type TestBrowser } from './support/browser.js';
 import { card, waitLive } from './support/console.js';
 
@@ -37,9 +38,8 @@ test(
     const printed = /web console \(this link signs you in once, within 5 minutes\): (http:\S+)/;
     await up.waitFor(printed, 90_000);
     const link = printed.exec(up.stdout)![1]!;
-    const { url, token } = JSON.parse(
-      await readFile(join(home.env.XDG_CONFIG_HOME!, 'switchboard', 'credentials.json'), 'utf8'),
-    ) as { url: string; token: string };
+    const url = /listening on (http:\S+)/.exec(up.stdout)![1]!;
+    const token = await readAdminToken(home.env.XDG_CONFIG_HOME!);
     expect(link.startsWith(`${url}/sign-in/sbl_`)).toBe(true);
     const ask = async (question: string) => {
       const response = await fetch(`${url}/api/v1/approvals`, {
