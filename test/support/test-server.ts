@@ -71,7 +71,10 @@ export async function startTestServer(
     log: options.log ?? silentLogger,
     schema,
     Octokit: TestOctokit,
-    githubTuning: options.githubTuning,
+    // Tests send one fixture as many distinct deliveries, which the replay defence would take
+    // for replays of the first: it is off here, and on with its production window in the
+    // tests that are about it (test/providers/github/replay.test.ts).
+    githubTuning: { replayWindowMs: 0, ...options.githubTuning },
     sweepIntervalMs: options.sweepIntervalMs,
     deliveryTiming: options.deliveryTiming,
     handleSignals: true,

@@ -42,6 +42,8 @@ export function mayMatch(facts: DeliveryFacts, payload: unknown): boolean {
     case 'issue_comment.created':
     case 'pull_request.review_requested':
       return true;
+    case 'pull_request.opened':
+      return (fields.pull_request as { draft?: unknown } | undefined)?.draft !== true;
     case 'pull_request_review.submitted':
       return fields.review?.state === 'changes_requested';
     case 'check_suite.completed':
@@ -74,6 +76,9 @@ const CommentCreated = z.object({
     html_url: z.string(),
     author_association: z.string(),
   }),
+});
+const PullRequestOpened = z.object({
+  pull_request: PullRequest.extend({ draft: z.boolean().nullish() }),
 });
 const ReviewRequested = z.object({
   pull_request: PullRequest,
@@ -195,6 +200,23 @@ export function routeEvent(
         issueNumber: p.issue.number,
         commentId: p.comment.id,
         react: 'comment',
+      });
+    }
+    case 'pull_request.opened': {
+      const rule = rules.pull_request_opened;
+      if (!rule.enabled) break;
+      const p = read(PullRequestOpened);
+      if ('unreadable' in p) return { outcome: 'unreadable', note: p.unreadable };
+      // A draft is not ready for review; marking it ready sends ready_for_review, not opened.
+      if (p.pull_request.draft) break;
+      return matched('pull_request_opened', {
+        title: `PR #${p.pull_request.number} opened ${where}: ${p.pull_request.title}`,
+        body: p.pull_request.body ?? null,
+        url: p.pull_request.html_url,
+        origin: { association: p.pull_request.author_association },
+        issueNumber: p.pull_request.number,
+        commentId: null,
+        react: null,
       });
     }
     case 'pull_request.review_requested': {
