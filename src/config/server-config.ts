@@ -1,5 +1,6 @@
 import { getPrivateKey } from '@probot/get-private-key';
 import { z } from 'zod';
+import { parseSecretKey } from '../sources/load-secret-key.js';
 import { defaultCredentialsFile, defaultDataDir } from './paths.js';
 
 export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
@@ -21,6 +22,11 @@ export interface ServerConfig {
   webhookSecret: string | undefined;
   /** Without them, GitHub write-back (reactions, comments, repository config) is off. */
   github: GitHubAppCredentials | undefined;
+  /**
+   * SWITCHBOARD_SECRET_KEY, which seals sources' secrets. Without it, the embedded database's
+   * data directory gets one of its own; with DATABASE_URL, sources are off.
+   */
+  secretKey?: string | undefined;
 }
 
 const Env = z.object({
@@ -34,6 +40,7 @@ const Env = z.object({
   LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
   WEBHOOK_SECRET: z.string().min(1).optional(),
   APP_ID: z.string().regex(/^\d+$/, 'must be the numeric App ID').optional(),
+  SWITCHBOARD_SECRET_KEY: z.string().min(1).optional(),
 });
 
 /** Reads the server's settings from the environment; `overrides` come from command-line flags. */
@@ -60,6 +67,8 @@ export function loadServerConfig(
       'APP_ID and PRIVATE_KEY (or PRIVATE_KEY_PATH) go together: set both, or neither',
     );
   }
+  // Checked now, so that a bad key stops the start rather than the first source.
+  if (vars.SWITCHBOARD_SECRET_KEY !== undefined) parseSecretKey(vars.SWITCHBOARD_SECRET_KEY);
   return {
     host: vars.HOST,
     port: overrides.port ?? vars.PORT,
@@ -69,5 +78,6 @@ export function loadServerConfig(
     logLevel: vars.LOG_LEVEL,
     webhookSecret: vars.WEBHOOK_SECRET,
     github: vars.APP_ID && privateKey ? { appId: vars.APP_ID, privateKey } : undefined,
+    secretKey: vars.SWITCHBOARD_SECRET_KEY,
   };
 }

