@@ -116,3 +116,61 @@ export async function countSourceRows(server: TestServer) {
            (select count(*)::int from todos) as todos`;
   return row;
 }
+
+/** GitLab's event header for each object kind. */
+export const GITLAB_EVENTS: Record<string, string> = {
+  note: 'Note Hook',
+  merge_request: 'Merge Request Hook',
+  pipeline: 'Pipeline Hook',
+  issue: 'Issue Hook',
+};
+
+/** As GitLab 17.4 on delivers with a secret token: X-Gitlab-Token, its event and ids. */
+export function gitlabHeaders(objectKind: string, token: string, id: string = randomUUID()) {
+  return {
+    'X-Gitlab-Event': GITLAB_EVENTS[objectKind] ?? 'System Hook',
+    'X-Gitlab-Token': token,
+    'X-Gitlab-Event-UUID': randomUUID(),
+    'X-Gitlab-Webhook-UUID': '6e8cfb41-37c5-4c5b-9f3c-1f2c9a4b7d10',
+    'X-Gitlab-Instance': 'https://gitlab.com',
+    'Idempotency-Key': id,
+    'User-Agent': 'GitLab/17.6.0',
+  };
+}
+
+/**
+ * A Linear body is signed with its own `webhookTimestamp` inside, which must be within 60 s of
+ * now: the stored fixture's is replaced with now, then the result is signed.
+ */
+export function freshLinearBody(fixture: string, now = Date.now()): string {
+  return fixture.replace(/"webhookTimestamp": \d+/, `"webhookTimestamp": ${now}`);
+}
+
+export function linearHeaders(
+  body: string,
+  secret: string,
+  event: string,
+  id: string = randomUUID(),
+) {
+  return {
+    'Linear-Delivery': id,
+    'Linear-Event': event,
+    'Linear-Signature': hmacHex(secret, body),
+    'User-Agent': 'Linear-Webhook',
+  };
+}
+
+/** Standard Webhooks headers, signed by the reference library. */
+export async function standardHeaders(
+  body: string,
+  secret: string,
+  id: string = `msg_${randomUUID().replace(/-/g, '')}`,
+  at: Date = new Date(),
+) {
+  const { Webhook } = await import('standardwebhooks');
+  return {
+    'webhook-id': id,
+    'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+    'webhook-signature': new Webhook(secret).sign(id, at, body),
+  };
+}
