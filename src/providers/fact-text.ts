@@ -20,3 +20,11 @@ export const FACT_VALUE_MAX = 2048;
 export const factLine = (text: string) => storable(neutraliseLine(text));
 export const factText = (text: string) => storable(neutraliseText(text));
 export const factValue = (text: string) => storable(text.slice(0, FACT_VALUE_MAX));
+
+/**
+ * The first line of a comment that is not blank, as a title shows it: taken from the raw text
+ * and neutralised as a line (controls become spaces), which is what a title made from the raw
+ * comment shows — a body's neutralising drops them instead.
+ */
+export const factFirstLine = (text: string) =>
+  factLine(text.split('\n').find((line) => line.trim() !== '') ?? '');

@@ -10,7 +10,7 @@ import {
 } from '../../sources/source-provider.js';
 import type { GiteaRules } from '../../sources/source-rules.js';
 import { addressesSwitchboard } from '../addresses-switchboard.js';
-import { factLine, factText, factValue } from '../fact-text.js';
+import { factFirstLine, factLine, factText, factValue } from '../fact-text.js';
 
 /**
  * Gitea, and Forgejo (its fork, which sends the same payloads under its own header names and,
@@ -162,6 +162,7 @@ function readGiteaFacts(event: string, payload: Record<string, unknown>): Source
     comment: comment && {
       id: comment.id,
       body: factText(comment.body),
+      first_line: factFirstLine(comment.body),
       html_url: factValue(comment.html_url),
     },
     requested_reviewer: reviewer ? factValue(reviewer.login) : null,
@@ -186,7 +187,7 @@ interface GiteaFacts extends SourceFacts {
     html_url: string;
     draft: boolean;
   } | null;
-  comment: { id: number; body: string; html_url: string } | null;
+  comment: { id: number; body: string; first_line: string; html_url: string } | null;
   requested_reviewer: string | null;
 }
 
@@ -261,7 +262,7 @@ function routeGitea(kind: SourceKind, raw: SourceFacts, rules: GiteaRules): Sour
       if (!issue) return missing('issue');
       if (!comment) return missing('comment');
       if (!addressesSwitchboard(comment.body, r.comment)) break;
-      const firstLine = comment.body.split('\n').find((line) => line.trim() !== '') ?? '';
+      const firstLine = comment.first_line;
       return {
         outcome: 'matched',
         draft: {

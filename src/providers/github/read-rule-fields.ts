@@ -1,4 +1,4 @@
-import { factLine, factText, factValue } from '../fact-text.js';
+import { factFirstLine, factLine, factText, factValue } from '../fact-text.js';
 
 /**
  * How each field a rule reads is kept: `line` and `text` are neutralised like a todo's title and
@@ -77,7 +77,13 @@ const LIST_MAX = 100;
  * needs is still unreadable for that rule.
  */
 export function readRuleFields(payload: Record<string, unknown>): Record<string, unknown> {
-  return project(payload, RULE_FIELDS) as Record<string, unknown>;
+  const fields = project(payload, RULE_FIELDS) as Record<string, unknown>;
+  // A comment's title shows its first line neutralised as a line, from the raw text.
+  const comment = payload.comment as { body?: unknown } | undefined;
+  if (typeof comment?.body === 'string' && typeof fields.comment === 'object' && fields.comment) {
+    (fields.comment as Record<string, unknown>).first_line = factFirstLine(comment.body);
+  }
+  return fields;
 }
 
 function project(value: unknown, spec: Spec): unknown {

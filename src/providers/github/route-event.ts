@@ -76,6 +76,8 @@ const CommentCreated = z.object({
     body: z.string(),
     html_url: z.string(),
     author_association: z.string(),
+    /** Recorded with the facts (read-rule-fields.ts). */
+    first_line: z.string().optional(),
   }),
 });
 const PullRequestOpened = z.object({
@@ -192,7 +194,8 @@ export function routeEvent(
       const p = read(CommentCreated);
       if ('unreadable' in p) return { outcome: 'unreadable', note: p.unreadable };
       if (!addressesSwitchboard(p.comment.body, rule)) break;
-      const firstLine = p.comment.body.split('\n').find((line) => line.trim() !== '') ?? '';
+      const firstLine =
+        p.comment.first_line ?? p.comment.body.split('\n').find((line) => line.trim() !== '') ?? '';
       return matched('comment', {
         title: `comment by @${facts.sender?.login ?? 'ghost'} on #${p.issue.number} ${where}: ${firstLine}`,
         body: `${p.comment.body}\n\n(on ${noun(p.issue)} #${p.issue.number}: ${p.issue.title})`,

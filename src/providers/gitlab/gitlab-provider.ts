@@ -8,7 +8,7 @@ import {
 } from '../../sources/source-provider.js';
 import type { GitLabRules } from '../../sources/source-rules.js';
 import { addressesSwitchboard } from '../addresses-switchboard.js';
-import { factLine, factText, factValue } from '../fact-text.js';
+import { factFirstLine, factLine, factText, factValue } from '../fact-text.js';
 import { verifyStandardWebhook } from '../standard-webhooks/verify-standard-webhook.js';
 
 /**
@@ -110,6 +110,7 @@ interface GitLabFacts extends SourceFacts {
     title: string | null;
     description: string | null;
     note: string | null;
+    note_first_line: string | null;
     noteable_type: string | null;
     url: string | null;
     action: string | null;
@@ -166,6 +167,7 @@ function readGitLabFacts(event: string | undefined, payload: Record<string, unkn
       title: a.title == null ? null : factLine(a.title),
       description: a.description == null ? null : factText(a.description),
       note: a.note == null ? null : factText(a.note),
+      note_first_line: a.note == null ? null : factFirstLine(a.note),
       noteable_type: a.noteable_type ?? null,
       url: a.url == null ? null : factValue(a.url),
       action: a.action ?? null,
@@ -220,7 +222,7 @@ function routeGitLab(facts: GitLabFacts, { rules: r }: GitLabRules): SourceRoute
       const on = facts.noteable;
       const mr = a.noteable_type === 'MergeRequest';
       const ref = on ? `${mr ? '!' : '#'}${on.iid}` : (a.noteable_type ?? 'a commit');
-      const firstLine = a.note.split('\n').find((line) => line.trim() !== '') ?? '';
+      const firstLine = a.note_first_line ?? '';
       return {
         outcome: 'matched',
         draft: {

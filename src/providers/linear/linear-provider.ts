@@ -8,7 +8,7 @@ import {
 } from '../../sources/source-provider.js';
 import type { LinearRules } from '../../sources/source-rules.js';
 import { addressesSwitchboard } from '../addresses-switchboard.js';
-import { factLine, factText, factValue } from '../fact-text.js';
+import { factFirstLine, factLine, factText, factValue } from '../fact-text.js';
 
 /**
  * Linear, verified by its own SDK's webhook helper (`@linear/sdk/webhooks`, one small file that
@@ -101,6 +101,7 @@ interface LinearFacts extends SourceFacts {
     identifier: string | null;
     title: string | null;
     body: string | null;
+    first_line: string | null;
     url: string | null;
     assignee: { name: string | null; email: string | null } | null;
     labels: string[];
@@ -152,6 +153,7 @@ function readLinearFacts(event: string | undefined, payload: Record<string, unkn
           : data.body != null
             ? factText(data.body)
             : null,
+      first_line: data.body != null ? factFirstLine(data.body) : null,
       url: data.url == null ? null : factValue(data.url),
       assignee: data.assignee
         ? { name: data.assignee.name ?? null, email: data.assignee.email ?? null }
@@ -240,7 +242,7 @@ function routeLinear(facts: LinearFacts, { rules: r }: LinearRules): SourceRoute
       return { outcome: 'no_rule' };
     const issueId = data.issue?.id ?? data.issue_id;
     const on = data.issue?.identifier ?? 'an issue';
-    const firstLine = data.body.split('\n').find((line) => line.trim() !== '') ?? '';
+    const firstLine = data.first_line ?? '';
     return {
       outcome: 'matched',
       draft: {

@@ -147,7 +147,7 @@ export function freshLinearBody(fixture: string, now = Date.now()): string {
 }
 
 export function linearHeaders(
-  body: string,
+  body: string | Buffer,
   secret: string,
   event: string,
   id: string = randomUUID(),
