@@ -12,7 +12,10 @@ export interface SourceDecision {
   rule: string | null;
   todo?: {
     input: NewTodo;
-    /** Why a quarantined todo waits for a human, for its `quarantined` history event. */
+    /**
+     * Why a quarantined todo waits for a human, for its `quarantined` history event (the
+     * ledger's `quarantine_reason`, once it lands; until then the delivery's note carries it).
+     */
     quarantineReason: string | null;
   };
 }
