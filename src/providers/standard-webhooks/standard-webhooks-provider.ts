@@ -14,7 +14,11 @@ export const standardWebhooksProvider: SourceProvider = {
   verify: verifyStandardWebhook,
   deliveryId: (headers) => header(headers, 'webhook-id') ?? null,
   readFacts(_headers, payload) {
-    const type = typeof payload.type === 'string' ? factValue(payload.type).slice(0, 100) : 'event';
+    // The spec's advice, not its rule: a payload without a usable `type` is just an event.
+    const type =
+      typeof payload.type === 'string' && factLine(payload.type) !== ''
+        ? factLine(payload.type).slice(0, 100)
+        : 'event';
     return {
       event: type,
       action: null,
@@ -53,7 +57,8 @@ export const standardWebhooksProvider: SourceProvider = {
         }`.slice(0, 100),
         title: factLine(title ? `${facts.event}: ${title}` : facts.event),
         body: at(rule.body) ?? null,
-        url: at(rule.url) ?? null,
+        // A link is one line, and no longer than a todo's url may be.
+        url: at(rule.url) ? factValue(at(rule.url)!.trim()) || null : null,
         target: null,
         // Nobody is named unless the rules say where: then the owner, who added the source.
         actor: actor ? { login: actor.slice(0, 200), bot: false } : null,

@@ -147,3 +147,21 @@ describe('a source', () => {
     expect(await outcomeOf(server, 'crm', sent.id)).toMatchObject({ disposition: 'no_rule' });
   });
 });
+
+test('a payload with an empty type, and a link longer than a todo may hold: still a todo', async () => {
+  await setRules(server, 'crm', ['rules:', '  event:', '    url: /data/url'].join('\n'));
+  const body = JSON.stringify({
+    type: '',
+    data: { url: `https://example.com/${'a'.repeat(5000)}` },
+  });
+  const headers = await standardHeaders(body, source.secret);
+  const sent = await postToSource(server, 'crm', body, headers, headers['webhook-id']);
+  expect(sent.status, JSON.stringify(sent.body)).toBe(200);
+  const row = await outcomeOf(server, 'crm', sent.id);
+  expect(row).toMatchObject({
+    disposition: 'created',
+    title: 'event',
+    kind: 'standard_webhooks.event',
+  });
+  expect(row!.url).toHaveLength(2048);
+});
