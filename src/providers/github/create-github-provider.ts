@@ -78,8 +78,13 @@ const refuseGitHubCalls = () =>
   Promise.reject(new Error('GitHub API calls are off: APP_ID and PRIVATE_KEY are not set'));
 
 /**
- * The GitHub App: Probot verifies each delivery, ingestDelivery turns it into a recorded
- * delivery and maybe a todo, and the write-back sender reacts and comments through an outbox.
+ * The GitHub App, in the steps every provider takes (src/sources/source-provider.ts):
+ * verify the raw body in constant time before parsing it (check-webhook-request.ts); read the
+ * delivery id (X-GitHub-Delivery) and the facts (read-delivery-facts.ts, read-rule-fields.ts);
+ * name the sender and whether it is a bot, and weigh trust (evaluate-trust.ts); apply the rules
+ * (route-event.ts, with the repository's config); record it all in one transaction
+ * (record-delivery.ts). Probot supplies the installation's Octokit for the config and for the
+ * write-back sender, which reacts and comments through an outbox.
  */
 export async function createGitHubProvider(
   options: GitHubProviderOptions,
