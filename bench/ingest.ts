@@ -78,8 +78,7 @@ export async function runIngestBenchmark(
     >`show synchronous_commit`;
     await createInsertTable(sql, insertSchema);
     const payload = await readFile(FIXTURE, 'utf8');
-    const signature = await sign(SECRET, payload);
-    const send = sender(server.url, payload, signature);
+    const send = sender(server.url, payload);
     const insert = inserter(sql, payload);
 
     const warmup = Math.min(WARMUP_DELIVERIES, deliveries);
@@ -175,9 +174,18 @@ export const ingestBenchmark: Benchmark = {
 
 type Work = () => Promise<void>;
 
-/** POSTs one signed delivery, as GitHub does, and insists on a 200 (committed). */
-function sender(url: string, payload: string, signature: string): Work {
+/**
+ * POSTs one signed delivery, as GitHub does, and insists on a 200 (committed). Each is another
+ * comment (its id differs), as real deliveries are: the same body again would be recorded as a
+ * replay, and make nothing.
+ */
+function sender(url: string, fixture: string): Work {
+  const template = JSON.parse(fixture) as { comment: { id: number } };
+  let next = 0;
   return async () => {
+    template.comment.id = 1_000_000_000 + next++;
+    const payload = JSON.stringify(template);
+    const signature = await sign(SECRET, payload);
     const response = await fetch(`${url}/api/github/webhooks`, {
       method: 'POST',
       headers: {

@@ -34,6 +34,46 @@ export interface NewTodo {
   assignee?: string | undefined;
 }
 
+/** A source as the API shows it (never its secret): `switchboard source …`. */
+export interface Source {
+  name: string;
+  kind: string;
+  url: string;
+  owner: string;
+  queues: string[];
+  api_url: string | null;
+  has_api_token: boolean;
+  previous_secret_expires_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface NewSource {
+  kind: string;
+  name: string;
+  queues?: string[] | undefined;
+  secret?: string | undefined;
+  api_url?: string | undefined;
+  api_token?: string | undefined;
+}
+
+/** One of a source's recent deliveries, as a rules file would now decide it. */
+export interface RulesDryRun {
+  id: number;
+  delivery_id: string;
+  event: string;
+  action: string | null;
+  received_at: string;
+  was: { disposition: string; todo_id: number | null };
+  would: {
+    disposition: string;
+    rule: string | null;
+    queue: string | null;
+    title: string | null;
+    note: string | null;
+  };
+}
+
 export type ApiClient = ReturnType<typeof createApiClient>;
 
 /**
@@ -117,5 +157,22 @@ export function createApiClient(credentials: Credentials) {
       post<{ agent: Principal; token: string }>('/agents', { name, queues }),
     revokeAgent: (name: string) =>
       post<{ agent: Principal }>(`/agents/${encodeURIComponent(name)}/revoke`),
+
+    listSources: () => call<{ sources: Source[] }>('GET', '/sources'),
+    addSource: (input: NewSource) =>
+      post<{ source: Source; secret: string | null }>('/sources', input),
+    rotateSource: (name: string, input: { secret?: string; grace_seconds?: number }) =>
+      post<{ source: Source; secret: string | null }>(
+        `/sources/${encodeURIComponent(name)}/rotate`,
+        input,
+      ),
+    removeSource: (name: string) =>
+      call<{ removed: string }>('DELETE', `/sources/${encodeURIComponent(name)}`),
+    setSourceRules: (name: string, rules: string, dryRun: boolean) =>
+      call<{ source: Source; rules: unknown; dry_run: RulesDryRun[]; saved: boolean }>(
+        'PUT',
+        `/sources/${encodeURIComponent(name)}/rules`,
+        { rules, dry_run: dryRun },
+      ),
   };
 }

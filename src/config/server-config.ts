@@ -1,5 +1,6 @@
 import { getPrivateKey } from '@probot/get-private-key';
 import { z } from 'zod';
+import { parseSecretKey } from '../sources/load-secret-key.js';
 import { defaultCredentialsFile, defaultDataDir } from './paths.js';
 
 export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
@@ -25,6 +26,11 @@ export interface ServerConfig {
   githubOAuth?: GitHubOAuthCredentials | undefined;
   /** The console's address as browsers see it (e.g. https://… behind a proxy); unset: the request's own. */
   publicUrl?: string | undefined;
+  /**
+   * SWITCHBOARD_SECRET_KEY, which seals sources' secrets. Without it, the embedded database's
+   * data directory gets one of its own; with DATABASE_URL, sources are off.
+   */
+  secretKey?: string | undefined;
 }
 
 export interface GitHubOAuthCredentials {
@@ -49,6 +55,7 @@ const Env = z.object({
     .url({ protocol: /^https?$/, error: 'must be an http(s) URL' })
     .transform((url) => url.replace(/\/+$/, ''))
     .optional(),
+  SWITCHBOARD_SECRET_KEY: z.string().min(1).optional(),
 });
 
 /** Reads the server's settings from the environment; `overrides` come from command-line flags. */
@@ -78,6 +85,8 @@ export function loadServerConfig(
   if (Boolean(vars.GITHUB_CLIENT_ID) !== Boolean(vars.GITHUB_CLIENT_SECRET)) {
     throw new Error('GITHUB_CLIENT_ID and GITHUB_CLIENT_SECRET go together: set both, or neither');
   }
+  // Checked now, so that a bad key stops the start rather than the first source.
+  if (vars.SWITCHBOARD_SECRET_KEY !== undefined) parseSecretKey(vars.SWITCHBOARD_SECRET_KEY);
   return {
     host: vars.HOST,
     port: overrides.port ?? vars.PORT,
@@ -92,5 +101,6 @@ export function loadServerConfig(
         ? { clientId: vars.GITHUB_CLIENT_ID, clientSecret: vars.GITHUB_CLIENT_SECRET }
         : undefined,
     publicUrl: vars.SWITCHBOARD_PUBLIC_URL,
+    secretKey: vars.SWITCHBOARD_SECRET_KEY,
   };
 }

@@ -12,7 +12,19 @@ export const TODO_STATES = [
 ] as const;
 export type TodoState = (typeof TODO_STATES)[number];
 
-export const TODO_SOURCES = ['github', 'cli', 'mcp', 'channel', 'api'] as const;
+export const TODO_SOURCES = [
+  'github',
+  'cli',
+  'mcp',
+  'channel',
+  'api',
+  // Sources (DESIGN §5.7): the kind of provider a todo came from; meta.source names which.
+  'gitea',
+  'forgejo',
+  'gitlab',
+  'linear',
+  'standard-webhooks',
+] as const;
 export type TodoSource = (typeof TODO_SOURCES)[number];
 
 export type Verdict = 'allow' | 'deny';

@@ -11,6 +11,7 @@ import { todoRoutes, type TodoHooks } from './todo-routes.js';
 import type { Router } from 'express';
 
 export const WEBHOOK_PATH = '/api/github/webhooks';
+export const SOURCE_WEBHOOK_PATH = '/api/sources/:name/webhooks';
 /** GitHub caps webhook payloads at 25 MB; nothing larger is a real delivery. */
 export const WEBHOOK_MAX_BYTES = 25 * 1024 * 1024;
 
@@ -22,6 +23,8 @@ export interface HttpAppOptions {
   tokens: TokenCache;
   /** Probot's middleware, or null when WEBHOOK_SECRET is unset: then every delivery is refused. */
   webhooks: RequestHandler | null;
+  /** POST /api/sources/:name/webhooks: every other provider's deliveries. */
+  sourceWebhooks?: RequestHandler;
   hooks?: TodoHooks;
   /** More routes under /api/v1, behind authentication (e.g. deliveries, the event stream). */
   apiRoutes?: Router[];
@@ -35,6 +38,7 @@ export function createHttpApp({
   metrics,
   tokens,
   webhooks,
+  sourceWebhooks,
   hooks,
   apiRoutes = [],
   routes = [],
@@ -75,6 +79,7 @@ export function createHttpApp({
     }
     return webhooks(req, res, next);
   });
+  if (sourceWebhooks) app.post(SOURCE_WEBHOOK_PATH, sourceWebhooks);
 
   const api = express.Router();
   api.use(readJsonBody());

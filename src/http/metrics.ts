@@ -6,6 +6,8 @@ export interface Metrics {
   registry: Registry;
   /** GitHub deliveries by event and disposition (created, quarantined, no_rule, bot_sender, duplicate, …). */
   deliveries: Counter<'event' | 'disposition'>;
+  /** Every provider's deliveries (GitHub's and each source's) by provider, source and disposition. */
+  providerDeliveries: Counter<'provider' | 'source' | 'disposition'>;
   /** Times every HTTP request, labelled by route pattern (never the raw path, which holds ids). */
   observeRequests: RequestHandler;
 }
@@ -72,6 +74,12 @@ export function createMetrics(sql: postgres.Sql): Metrics {
     labelNames: ['event', 'disposition'] as const,
     registers: [registry],
   });
+  const providerDeliveries = new Counter({
+    name: 'switchboard_deliveries_total',
+    help: 'Verified deliveries of every provider, by provider (github, gitea, …), source and disposition.',
+    labelNames: ['provider', 'source', 'disposition'] as const,
+    registers: [registry],
+  });
   const duration = new Histogram({
     name: 'switchboard_http_request_duration_seconds',
     help: 'HTTP request latency by method, route and status.',
@@ -94,5 +102,5 @@ export function createMetrics(sql: postgres.Sql): Metrics {
     next();
   };
 
-  return { registry, deliveries, observeRequests };
+  return { registry, deliveries, providerDeliveries, observeRequests };
 }

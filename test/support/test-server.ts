@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -50,6 +50,8 @@ export async function startTestServer(
     github?: GitHubAppCredentials;
     /** Shorter GitHub deadlines and faster write-back retries. */
     githubTuning?: StartServerOptions['githubTuning'];
+    /** The same for sources (their replay window stays a day unless given). */
+    sourcesTuning?: StartServerOptions['sourcesTuning'];
     sweepIntervalMs?: number;
     log?: Logger;
     deliveryTiming?: Partial<DispatcherTiming>;
@@ -73,12 +75,18 @@ export async function startTestServer(
     publicUrl: options.web?.publicUrl,
   };
   const schema = options.schema ?? `s_${randomBytes(6).toString('hex')}`;
+  // The key that seals sources' secrets: one per schema, so a second process on it shares it.
+  config.secretKey = createHash('sha256').update(`switchboard-test:${schema}`).digest('base64');
   const server = await startServer({
     config,
     log: options.log ?? silentLogger,
     schema,
     Octokit: TestOctokit,
-    githubTuning: options.githubTuning,
+    // Tests send one fixture as many distinct deliveries, which the replay defence would take
+    // for replays of the first: it is off here, and on with its production window in the
+    // tests that are about it (test/providers/github/replay.test.ts).
+    githubTuning: { replayWindowMs: 0, ...options.githubTuning },
+    sourcesTuning: options.sourcesTuning,
     sweepIntervalMs: options.sweepIntervalMs,
     deliveryTiming: options.deliveryTiming,
     signInAttemptLimit: options.web?.signInAttemptLimit,

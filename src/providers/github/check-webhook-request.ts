@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { verify } from '@octokit/webhooks-methods';
 import express, { type Request, type Response } from 'express';
 import { WEBHOOK_MAX_BYTES } from '../../http/create-http-app.js';
@@ -14,23 +15,33 @@ const readBody = express.raw({ type: () => true, limit: WEBHOOK_MAX_BYTES, infla
 // Strict: bytes that are not UTF-8 are refused, not replaced (GitHub sends UTF-8 only).
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
+/** A delivery whose signature matched its bytes, read: what Probot is handed. */
+export interface VerifiedWebhook {
+  id: string;
+  name: string;
+  payload: Record<string, unknown>;
+  /** The SHA-256 of the signed bytes: a replay under another delivery id repeats it. */
+  bodySha256: Buffer;
+}
+
 /**
- * Checks a webhook request before Probot sees it, and answers what GitHub never sends with a
- * 4xx `{error, code}` (nothing is stored): not JSON by its content type, headers missing or
- * malformed, a body over the cap, bytes that are not UTF-8, a signature that does not match
- * them, JSON that is not an object. Resolves true with `req.body` set to the text,
- * which Probot then verifies again and parses; false when it has answered.
+ * Verifies a webhook request — the first step of every provider: the raw bytes against the
+ * signature, in constant time, before anything is parsed — and answers what GitHub never sends
+ * with a 4xx `{error, code}` (nothing is stored): not JSON by its content type, headers missing
+ * or malformed, a body over the cap, bytes that are not UTF-8, a signature that does not match
+ * them, JSON that is not an object. Resolves with the delivery, which is then handed to Probot
+ * (verified once, here); null when it has answered.
  */
 export async function checkWebhookRequest(
   req: Request,
   res: Response,
   { secret, log }: { secret: string; log: Logger },
-): Promise<boolean> {
+): Promise<VerifiedWebhook | null> {
   const refuse = (status: number, code: string, message: string) => {
     // The reason only: never the payload, the signature or a header's raw value.
     log.warn({ status, reason: message }, 'github delivery refused');
     sendError(res, status, code, message);
-    return false;
+    return null;
   };
   if (!isUtf8Json(req.get('content-type'))) {
     return refuse(415, 'unsupported_media_type', 'a webhook body must be UTF-8 application/json');
@@ -77,6 +88,10 @@ export async function checkWebhookRequest(
   if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) {
     return refuse(400, 'invalid', 'the payload is not a JSON object');
   }
-  req.body = text;
-  return true;
+  return {
+    id: req.get('x-github-delivery')!,
+    name: req.get('x-github-event')!,
+    payload: payload as Record<string, unknown>,
+    bodySha256: createHash('sha256').update(raw).digest(),
+  };
 }

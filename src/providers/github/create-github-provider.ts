@@ -1,8 +1,7 @@
 import type { RequestHandler, Router } from 'express';
 import type postgres from 'postgres';
-import { createNodeMiddleware, Probot, type Context, type ProbotOctokit } from 'probot';
+import { Probot, type Context, type ProbotOctokit } from 'probot';
 import type { GitHubAppCredentials } from '../../config/server-config.js';
-import { WEBHOOK_PATH } from '../../http/create-http-app.js';
 import type { Metrics } from '../../http/metrics.js';
 import type { TodoHooks } from '../../http/todo-routes.js';
 import type { Logger } from '../../logger.js';
@@ -20,12 +19,17 @@ export interface GitHubTuning {
   ingestTimeoutMs: number;
   /** The part of it the repository config may take. */
   configTimeoutMs: number;
+  /** A body already recorded under another delivery id within this is a replay (0: off). */
+  replayWindowMs: number;
   writeBack: WriteBackTuning;
 }
 
 export const DEFAULT_GITHUB_TUNING: GitHubTuning = {
   ingestTimeoutMs: 5000,
   configTimeoutMs: 2500,
+  // GitHub's own redelivery keeps the delivery id; only a replay changes it. A day covers any
+  // capture an attacker could still hope to pass off as fresh.
+  replayWindowMs: 24 * 3_600_000,
   writeBack: {
     pollIntervalMs: 2000,
     leaseMs: 60_000,
@@ -52,7 +56,7 @@ export interface GitHubProviderOptions {
 }
 
 export interface GitHubProvider {
-  /** Probot's Node middleware for POST /api/github/webhooks, or null without a webhook secret. */
+  /** The handler of POST /api/github/webhooks, or null without a webhook secret. */
   webhooks: RequestHandler | null;
   /** Todo hooks (completion write-back). */
   hooks: TodoHooks;
@@ -74,8 +78,13 @@ const refuseGitHubCalls = () =>
   Promise.reject(new Error('GitHub API calls are off: APP_ID and PRIVATE_KEY are not set'));
 
 /**
- * The GitHub App: Probot verifies each delivery, ingestDelivery turns it into a recorded
- * delivery and maybe a todo, and the write-back sender reacts and comments through an outbox.
+ * The GitHub App, in the steps every provider takes (src/sources/source-provider.ts):
+ * verify the raw body in constant time before parsing it (check-webhook-request.ts); read the
+ * delivery id (X-GitHub-Delivery) and the facts (read-delivery-facts.ts, read-rule-fields.ts);
+ * name the sender and whether it is a bot, and weigh trust (evaluate-trust.ts); apply the rules
+ * (route-event.ts, with the repository's config); record it all in one transaction
+ * (record-delivery.ts). Probot supplies the installation's Octokit for the config and for the
+ * write-back sender, which reacts and comments through an outbox.
  */
 export async function createGitHubProvider(
   options: GitHubProviderOptions,
@@ -110,35 +119,57 @@ export async function createGitHubProvider(
 
   let webhooks: RequestHandler | null = null;
   if (webhookSecret) {
-    const middleware = await createNodeMiddleware(
-      (probotApp) => {
-        // Probot's transform turns every event into a Context; onAny's typing does not say so.
-        probotApp.onAny(async (event) => {
-          const context = event as unknown as Context;
-          const recorded = await ingestDelivery(
-            {
-              sql,
-              log,
-              metrics,
-              timeoutMs: tuning.ingestTimeoutMs,
-              configTimeoutMs: tuning.configTimeoutMs,
-              writeBack: app !== undefined,
-            },
-            {
-              id: context.id,
-              name: context.name,
-              payload: context.payload,
-              readConfig: app ? (timeoutMs) => loadRepositoryConfig(context, timeoutMs) : null,
-            },
-          );
-          if (recorded.queuedWriteBacks) sender?.kick();
-        });
-      },
-      { probot, webhooksPath: WEBHOOK_PATH },
-    );
+    // The body's hash rides with its payload object, which Probot hands to the handler as is.
+    const bodyHashes = new WeakMap<object, Buffer>();
+    await probot.load((probotApp) => {
+      // Probot's transform turns every event into a Context; onAny's typing does not say so.
+      probotApp.onAny(async (event) => {
+        const context = event as unknown as Context;
+        const recorded = await ingestDelivery(
+          {
+            sql,
+            log,
+            metrics,
+            timeoutMs: tuning.ingestTimeoutMs,
+            configTimeoutMs: tuning.configTimeoutMs,
+            replayWindowMs: tuning.replayWindowMs,
+            writeBack: app !== undefined,
+          },
+          {
+            id: context.id,
+            name: context.name,
+            payload: context.payload,
+            bodySha256: bodyHashes.get(context.payload)!,
+            readConfig: app ? (timeoutMs) => loadRepositoryConfig(context, timeoutMs) : null,
+          },
+        );
+        if (recorded.queuedWriteBacks) sender?.kick();
+      });
+    });
     const secret = webhookSecret;
-    webhooks = async (req, res, next) => {
-      if (await checkWebhookRequest(req, res, { secret, log })) await middleware(req, res, next);
+    webhooks = async (req, res) => {
+      const delivery = await checkWebhookRequest(req, res, { secret, log });
+      if (!delivery) return;
+      bodyHashes.set(delivery.payload, delivery.bodySha256);
+      try {
+        // Verified above, so handed straight to the handlers: the signature is checked once.
+        await probot.webhooks.receive({
+          id: delivery.id,
+          name: delivery.name as never,
+          payload: delivery.payload as never,
+        });
+        res.status(200).type('text/plain').send('ok\n');
+      } catch (error) {
+        // As Probot's middleware answered: the first handler error's name and message, with its
+        // status (DeliveryNotRecorded says 500 or 503, and nothing was stored). Probot's error
+        // handler has logged it, without the payload.
+        const first = (error instanceof AggregateError ? error.errors[0] : error) as Error & {
+          status?: number;
+        };
+        res
+          .status(typeof first.status === 'number' ? first.status : 500)
+          .json({ error: `${first.name}: ${first.message}` });
+      }
     };
   }
 

@@ -43,7 +43,10 @@ export function decideDelivery(
     };
   }
   const quarantined = trust === 'untrusted';
-  if (quarantined) notes.push(`${sender.login} (${describeOrigin(draft.origin)}) is not trusted`);
+  const quarantineReason = quarantined
+    ? `${sender.login} (${describeOrigin(draft.origin)}) is not trusted`
+    : null;
+  if (quarantineReason) notes.push(quarantineReason);
 
   const meta: GitHubTodoMeta = {
     delivery_id: facts.deliveryId,
@@ -101,6 +104,7 @@ export function decideDelivery(
         meta: { github: meta },
       },
       writeBacks,
+      quarantineReason,
     },
   };
 }

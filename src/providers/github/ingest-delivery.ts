@@ -6,6 +6,7 @@ import { DeliveryNotRecorded } from './delivery-not-recorded.js';
 import { decideDelivery } from './decide-delivery.js';
 import type { LoadedConfig } from './load-repository-config.js';
 import { readDeliveryFacts } from './read-delivery-facts.js';
+import { readRuleFields } from './read-rule-fields.js';
 import { recordDelivery, type RecordedDelivery } from './record-delivery.js';
 import { DEFAULT_CONFIG } from './repository-config.js';
 import { mayMatch } from './route-event.js';
@@ -19,6 +20,8 @@ export interface IngestOptions {
   timeoutMs: number;
   /** The part of the budget the repository config may use. */
   configTimeoutMs: number;
+  /** A body recorded under another delivery id within this is a replay; 0 turns the check off. */
+  replayWindowMs: number;
   /** Whether write-backs are queued (the App's credentials are set). */
   writeBack: boolean;
 }
@@ -26,7 +29,9 @@ export interface IngestOptions {
 export interface Delivery {
   id: string;
   name: string;
-  payload: unknown;
+  payload: Record<string, unknown>;
+  /** The SHA-256 of the signed bytes. */
+  bodySha256: Buffer;
   /** Reads `.github/switchboard.yml`; null when GitHub must not be called (no App credentials). */
   readConfig: ((timeoutMs: number) => Promise<LoadedConfig>) | null;
 }
@@ -51,6 +56,8 @@ export async function ingestDelivery(
     });
   }
   const facts = readDeliveryFacts(delivery.id, delivery.name, delivery.payload);
+  // The rules run on what is recorded, so that a delivery explained later runs them on the same.
+  const fields = readRuleFields(delivery.payload);
   const base = { delivery_id: facts.deliveryId, event: facts.event, action: facts.action };
 
   let loaded: LoadedConfig = { config: DEFAULT_CONFIG, warning: null };
@@ -58,7 +65,7 @@ export async function ingestDelivery(
     // Only events a rule could want cost an API call, and a redelivery none at all.
     if (
       delivery.readConfig &&
-      mayMatch(facts, delivery.payload) &&
+      mayMatch(facts, fields) &&
       !(await isRecorded(sql, facts.deliveryId, deadline))
     ) {
       loaded = await delivery.readConfig(Math.min(options.configTimeoutMs, deadline - Date.now()));
@@ -68,14 +75,27 @@ export async function ingestDelivery(
   }
   if (loaded.warning) log.warn({ ...base, repository: facts.repository?.fullName }, loaded.warning);
 
-  const decision = decideDelivery(facts, delivery.payload, loaded, options.writeBack);
+  const decision = decideDelivery(facts, fields, loaded, options.writeBack);
   let recorded: RecordedDelivery;
   try {
-    recorded = await withTimeout(recordDelivery(sql, decision, deadline), deadline - Date.now());
+    recorded = await withTimeout(
+      recordDelivery(sql, decision, {
+        deadline,
+        fields,
+        bodySha256: delivery.bodySha256,
+        replayWindowMs: options.replayWindowMs,
+      }),
+      deadline - Date.now(),
+    );
   } catch (error) {
     throw notRecorded(error);
   }
   metrics.deliveries.inc({ event: facts.event, disposition: recorded.disposition });
+  metrics.providerDeliveries.inc({
+    provider: 'github',
+    source: 'github',
+    disposition: recorded.disposition,
+  });
   log.info(
     {
       ...base,
@@ -90,6 +110,11 @@ export async function ingestDelivery(
 
   function notRecorded(error: unknown): DeliveryNotRecorded {
     metrics.deliveries.inc({ event: facts.event, disposition: 'not_recorded' });
+    metrics.providerDeliveries.inc({
+      provider: 'github',
+      source: 'github',
+      disposition: 'not_recorded',
+    });
     // The error's own fields (code, message, the constraint) help; postgres.js keeps the
     // statement and its parameters out of them.
     log.error({ ...base, err: error }, 'github delivery not recorded');

@@ -6,6 +6,7 @@ import {
   systemActor,
   type NewTodo,
 } from '../../ledger/index.js';
+import { findReplay } from '../find-replay.js';
 import { decideByComment } from './decide-by-comment.js';
 import { enqueueWriteBack, type WriteBack } from './enqueue-write-back.js';
 import type { DeliveryFacts } from './read-delivery-facts.js';
@@ -32,6 +33,12 @@ export interface DeliveryDecision {
   todo?: {
     input: NewTodo;
     writeBacks: Omit<WriteBack, 'todoId'>[];
+    /**
+     * Why a quarantined todo waits for a human (the trust step's reason), for its `quarantined`
+     * history event; null for a pending one. The ledger takes it as `quarantine_reason` once that
+     * lands; until then the delivery's note carries it.
+     */
+    quarantineReason: string | null;
   };
 }
 
@@ -46,16 +53,26 @@ export interface RecordedDelivery {
 const GITHUB = systemActor('github');
 const NOTE_MAX = 1000;
 
+export interface RecordOptions {
+  /** Nothing is written once this has passed. */
+  deadline: number;
+  /** What the rules read (read-rule-fields.ts), kept as the delivery's facts. */
+  fields: Record<string, unknown>;
+  bodySha256: Buffer;
+  replayWindowMs: number;
+}
+
 /**
  * One transaction: the delivery row (which claims the delivery id), the todo, its write-backs.
  * A redelivery finds the id taken — at once, or after waiting for the first to commit — and is
- * recorded as a `duplicate` receipt that makes nothing. Nothing is written once `deadline` has
- * passed: a caller that stopped waiting must not have its delivery commit behind its back.
+ * recorded as a `duplicate` receipt that makes nothing; so is a replay, the same signed body
+ * under another delivery id (findReplay). Nothing is written once `deadline` has passed: a
+ * caller that stopped waiting must not have its delivery commit behind its back.
  */
 export async function recordDelivery(
   sql: postgres.Sql,
   decision: DeliveryDecision,
-  deadline: number,
+  { deadline, fields, bodySha256, replayWindowMs }: RecordOptions,
 ): Promise<RecordedDelivery> {
   const { facts } = decision;
   const notes = [...decision.notes];
@@ -66,6 +83,15 @@ export async function recordDelivery(
     repository: facts.repository?.fullName ?? null,
     sender: facts.sender?.login ?? null,
     installation_id: facts.installationId,
+    body_sha256: bodySha256,
+    facts: sql.json({
+      event: facts.event,
+      action: facts.action,
+      repository: facts.repository,
+      sender: facts.sender,
+      installation_id: facts.installationId,
+      fields,
+    } as never),
   };
   const note = () => (notes.length ? notes.join('; ').slice(0, NOTE_MAX) : null);
   const assertInTime = () => {
@@ -77,13 +103,25 @@ export async function recordDelivery(
     // The database gives up on its own too, rather than hold a lock for a caller long gone.
     // Both statements go out together (postgres.js pipelines a transaction's queries): every
     // round trip counts when GitHub is waiting.
-    const [, [claimed]] = await Promise.all([
+    const [, replayOf] = await Promise.all([
       tx`select set_config('statement_timeout', ${String(Math.max(1, deadline - Date.now()))}, true)`,
-      tx<{ id: number }[]>`
+      findReplay(tx, {
+        table: 'github_deliveries',
+        deliveryId: facts.deliveryId,
+        bodySha256,
+        windowMs: replayWindowMs,
+      }),
+    ]);
+    if (replayOf) {
+      const replayNote = `a replay of delivery ${replayOf} (the same signed body under another delivery id)`;
+      await tx`insert into github_deliveries ${tx({ ...row, disposition: 'duplicate', note: replayNote })}`;
+      assertInTime();
+      return { disposition: 'duplicate', todoId: null, queuedWriteBacks: false, note: replayNote };
+    }
+    const [claimed] = await tx<{ id: number }[]>`
         insert into github_deliveries ${tx({ ...row, disposition: decision.disposition, note: note() })}
         on conflict (delivery_id) where disposition <> 'duplicate' do nothing
-        returning id`,
-    ]);
+        returning id`;
     if (!claimed) {
       await tx`insert into github_deliveries ${tx({ ...row, disposition: 'duplicate', note: null })}`;
       assertInTime();

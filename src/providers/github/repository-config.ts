@@ -55,6 +55,8 @@ export const RepositoryConfig = z.strictObject({
         .regex(/^\/[a-z0-9][a-z0-9-]{0,38}$/, 'must be a /command')
         .nullable(),
     }),
+    /** A trusted author's pull request, opened and not a draft: a review to do. */
+    pull_request_opened: z.strictObject(rule),
     review_requested: z.strictObject({
       ...rule,
       /** Only reviews requested from these logins; empty: any review request. */
@@ -84,6 +86,7 @@ export const DEFAULT_CONFIG: RepositoryConfig = {
       mention: '@switchboard',
       command: '/switchboard',
     },
+    pull_request_opened: { enabled: true, queue: 'reviews', assignee: null },
     review_requested: { enabled: true, queue: 'reviews', assignee: null, reviewers: [] },
     changes_requested: { enabled: true, queue: 'reviews', assignee: null },
     check_suite_failed: {

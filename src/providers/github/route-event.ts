@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { addressesSwitchboard } from '../addresses-switchboard.js';
 import type { Origin } from './evaluate-trust.js';
 import type { DeliveryFacts } from './read-delivery-facts.js';
 import type { RepositoryConfig } from './repository-config.js';
@@ -42,6 +43,8 @@ export function mayMatch(facts: DeliveryFacts, payload: unknown): boolean {
     case 'issue_comment.created':
     case 'pull_request.review_requested':
       return true;
+    case 'pull_request.opened':
+      return (fields.pull_request as { draft?: unknown } | undefined)?.draft !== true;
     case 'pull_request_review.submitted':
       return fields.review?.state === 'changes_requested';
     case 'check_suite.completed':
@@ -73,7 +76,12 @@ const CommentCreated = z.object({
     body: z.string(),
     html_url: z.string(),
     author_association: z.string(),
+    /** Recorded with the facts (read-rule-fields.ts). */
+    first_line: z.string().optional(),
   }),
+});
+const PullRequestOpened = z.object({
+  pull_request: PullRequest.extend({ draft: z.boolean().nullish() }),
 });
 const ReviewRequested = z.object({
   pull_request: PullRequest,
@@ -186,7 +194,8 @@ export function routeEvent(
       const p = read(CommentCreated);
       if ('unreadable' in p) return { outcome: 'unreadable', note: p.unreadable };
       if (!addressesSwitchboard(p.comment.body, rule)) break;
-      const firstLine = p.comment.body.split('\n').find((line) => line.trim() !== '') ?? '';
+      const firstLine =
+        p.comment.first_line ?? p.comment.body.split('\n').find((line) => line.trim() !== '') ?? '';
       return matched('comment', {
         title: `comment by @${facts.sender?.login ?? 'ghost'} on #${p.issue.number} ${where}: ${firstLine}`,
         body: `${p.comment.body}\n\n(on ${noun(p.issue)} #${p.issue.number}: ${p.issue.title})`,
@@ -195,6 +204,23 @@ export function routeEvent(
         issueNumber: p.issue.number,
         commentId: p.comment.id,
         react: 'comment',
+      });
+    }
+    case 'pull_request.opened': {
+      const rule = rules.pull_request_opened;
+      if (!rule.enabled) break;
+      const p = read(PullRequestOpened);
+      if ('unreadable' in p) return { outcome: 'unreadable', note: p.unreadable };
+      // A draft is not ready for review; marking it ready sends ready_for_review, not opened.
+      if (p.pull_request.draft) break;
+      return matched('pull_request_opened', {
+        title: `PR #${p.pull_request.number} opened ${where}: ${p.pull_request.title}`,
+        body: p.pull_request.body ?? null,
+        url: p.pull_request.html_url,
+        origin: { association: p.pull_request.author_association },
+        issueNumber: p.pull_request.number,
+        commentId: null,
+        react: null,
       });
     }
     case 'pull_request.review_requested': {
@@ -301,19 +327,6 @@ const describe = (conclusion: string | null) =>
     : conclusion === 'startup_failure'
       ? 'failed to start'
       : 'failed';
-
-/** A comment is for switchboard when its first word is the command, or it mentions the app. */
-function addressesSwitchboard(body: string, rule: RepositoryConfig['rules']['comment']): boolean {
-  const text = body.trimStart();
-  if (rule.command && new RegExp(`^${escape(rule.command)}(?=\\s|$)`, 'i').test(text)) return true;
-  // A whole-word mention: not part of an email address, a longer name or a path.
-  return (
-    rule.mention !== null &&
-    new RegExp(`(^|[^\\w@/.-])${escape(rule.mention)}(?![\\w-])`, 'i').test(body)
-  );
-}
-
-const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&');
 
 function ciBody(run: {
   conclusion: string | null;

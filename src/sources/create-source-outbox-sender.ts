@@ -1,0 +1,112 @@
+import type postgres from 'postgres';
+import type { Logger } from '../logger.js';
+import type { WriteBackTuning } from '../providers/github/create-write-back-sender.js';
+import { withTimeout } from '../providers/github/with-timeout.js';
+import type { SecretBox } from './secret-box.js';
+import { FinalSendError, sendSourceComment } from './send-source-comment.js';
+import {
+  claimDueSourceComment,
+  markSourceCommentFailed,
+  markSourceCommentSent,
+  type SourceOutboxRow,
+} from './source-outbox.js';
+import { openSource } from './source-store.js';
+
+export interface SourceOutboxSender {
+  start(): void;
+  kick(): void;
+  stop(): Promise<void>;
+}
+
+/**
+ * Sends queued replies and summaries to the sources' APIs, one at a time, with the GitHub
+ * outbox's retry policy: a failed attempt is retried with backoff, a final answer (the issue is
+ * gone, the token refused, the source removed) gives up at once and keeps the reason.
+ */
+export function createSourceOutboxSender(options: {
+  sql: postgres.Sql;
+  box: SecretBox;
+  log: Logger;
+  tuning: WriteBackTuning;
+}): SourceOutboxSender {
+  const { sql, box, log, tuning } = options;
+  let stopped = true;
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> | undefined;
+  let again = false;
+
+  async function attempt(row: SourceOutboxRow): Promise<void> {
+    const fields = {
+      outbox_id: row.id,
+      todo_id: row.todo_id,
+      source: row.source,
+      attempt: row.attempts,
+    };
+    const signal = AbortSignal.timeout(tuning.requestTimeoutMs);
+    try {
+      const source = await openSource(sql, box, row.source);
+      if (!source) throw new FinalSendError(`source ${row.source} was removed`);
+      if (!source.apiToken)
+        throw new FinalSendError(`source ${row.source} has no API token any more`);
+      await withTimeout(
+        sendSourceComment(source, row.target, row.body, signal),
+        tuning.requestTimeoutMs,
+      );
+      await markSourceCommentSent(sql, row.id);
+      log.debug(fields, 'source write-back sent');
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      const state = await markSourceCommentFailed(
+        sql,
+        row.id,
+        reason,
+        error instanceof FinalSendError,
+        tuning,
+      );
+      log.warn(
+        { ...fields, error: reason.slice(0, 300) },
+        state === 'dead' ? 'source write-back given up' : 'source write-back failed; will retry',
+      );
+    }
+  }
+
+  async function drain(): Promise<void> {
+    while (!stopped) {
+      again = false;
+      const row = await claimDueSourceComment(sql, tuning.leaseMs);
+      if (row) await attempt(row);
+      else if (!again) return;
+    }
+  }
+
+  function run(): void {
+    clearTimeout(timer);
+    timer = undefined;
+    running = drain()
+      .catch((error: unknown) =>
+        log.warn({ err: error }, 'source outbox check failed; will try again'),
+      )
+      .finally(() => {
+        running = undefined;
+        if (!stopped) timer = setTimeout(run, tuning.pollIntervalMs).unref();
+      });
+  }
+
+  return {
+    start() {
+      if (!stopped) return;
+      stopped = false;
+      run();
+    },
+    kick() {
+      if (stopped) return;
+      if (running) again = true;
+      else run();
+    },
+    async stop() {
+      stopped = true;
+      clearTimeout(timer);
+      await running;
+    },
+  };
+}

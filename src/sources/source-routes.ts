@@ -1,0 +1,190 @@
+import { Router, type Request } from 'express';
+import type postgres from 'postgres';
+import { z } from 'zod';
+import { actorOf } from '../http/authenticate.js';
+import { HttpError } from '../http/http-error.js';
+import { forbidden, invalid, notFound, type Actor } from '../ledger/index.js';
+import { decideSourceDelivery } from './decide-source-delivery.js';
+import { providerFor } from './provider-for.js';
+import type { SecretBox } from './secret-box.js';
+import { SOURCE_KINDS } from './source-kinds.js';
+import type { SourceFacts } from './source-provider.js';
+import { parseRules, RulesError } from './source-rules.js';
+import {
+  addSource,
+  getSource,
+  listSources,
+  removeSource,
+  rotateSource,
+  saveSourceRules,
+  type SourceView,
+} from './source-store.js';
+
+const Name = z
+  .string()
+  .regex(/^[a-z0-9][a-z0-9._-]{0,63}$/, "must be lowercase letters, digits, '.', '_' or '-'");
+const Queue = z
+  .string()
+  .regex(/^[a-z0-9][a-z0-9._-]{0,63}$/, "must be lowercase letters, digits, '.', '_' or '-'");
+const AddBody = z.strictObject({
+  kind: z.enum(SOURCE_KINDS),
+  name: Name,
+  queues: z.array(Queue).min(1).max(20).optional(),
+  secret: z.string().min(1).max(512).optional(),
+  api_url: z.string().min(1).max(2048).optional(),
+  api_token: z.string().min(1).max(4096).optional(),
+});
+const RotateBody = z.strictObject({
+  secret: z.string().min(1).max(512).optional(),
+  /** How long the old secret keeps working (default a day; 0 ends it now). */
+  grace_seconds: z
+    .number()
+    .int()
+    .min(0)
+    .max(30 * 86_400)
+    .default(86_400),
+});
+const RulesBody = z.strictObject({
+  /** The rules file's text (YAML). */
+  rules: z.string().max(65_536),
+  /** Only show what the rules would do; save nothing. */
+  dry_run: z.boolean().default(false),
+});
+
+/** How many recent deliveries a rules dry run replays. */
+export const DRY_RUN_DELIVERIES = 50;
+
+function assertAdmin(actor: Actor, what: string): void {
+  if (actor.kind !== 'human' || !actor.principal.is_admin)
+    throw forbidden(`only an admin may ${what}`);
+}
+
+/** Where the provider posts: this server, as the caller reached it. */
+const urlOf = (req: Request, name: string) =>
+  `${req.protocol}://${req.get('host')}/api/sources/${name}/webhooks`;
+
+const shown = (req: Request, source: SourceView) => ({ ...source, url: urlOf(req, source.name) });
+
+/**
+ * The admin's API for sources, under /api/v1 (what `switchboard source …` calls). A secret is in
+ * an answer only when switchboard made it — once, when it was made — never afterwards.
+ */
+export function sourceRoutes(sql: postgres.Sql, box: SecretBox | null): Router {
+  const router = Router();
+  const sealer = () => {
+    if (!box) {
+      throw new HttpError(
+        503,
+        'sources_disabled',
+        'sources are off: set SWITCHBOARD_SECRET_KEY on this server (it seals their secrets)',
+      );
+    }
+    return box;
+  };
+
+  router.get('/sources', async (_req, res) => {
+    assertAdmin(actorOf(res), 'list sources');
+    res.json({ sources: (await listSources(sql)).map((source) => shown(_req, source)) });
+  });
+
+  router.post('/sources', async (req, res) => {
+    const body = AddBody.parse(req.body ?? {});
+    const actor = actorOf(res);
+    assertAdmin(actor, 'add sources');
+    const { source, secret } = await addSource(sql, sealer(), {
+      name: body.name,
+      kind: body.kind,
+      owner: actor.name,
+      queues: body.queues,
+      secret: body.secret,
+      apiUrl: body.api_url,
+      apiToken: body.api_token,
+    });
+    res.status(201).json({ source: shown(req, source), secret });
+  });
+
+  router.get('/sources/:name', async (req, res) => {
+    assertAdmin(actorOf(res), 'read sources');
+    const found = await getSource(sql, Name.parse(req.params.name));
+    if (!found) throw notFound(`no source named ${req.params.name}`);
+    res.json({ source: shown(req, found.source), rules: found.rules });
+  });
+
+  router.post('/sources/:name/rotate', async (req, res) => {
+    const body = RotateBody.parse(req.body ?? {});
+    assertAdmin(actorOf(res), 'rotate source secrets');
+    const { source, secret } = await rotateSource(sql, sealer(), Name.parse(req.params.name), {
+      secret: body.secret,
+      graceSeconds: body.grace_seconds,
+    });
+    res.json({ source: shown(req, source), secret });
+  });
+
+  router.delete('/sources/:name', async (req, res) => {
+    assertAdmin(actorOf(res), 'remove sources');
+    const name = Name.parse(req.params.name);
+    await removeSource(sql, name);
+    res.json({ removed: name });
+  });
+
+  router.put('/sources/:name/rules', async (req, res) => {
+    const body = RulesBody.parse(req.body ?? {});
+    assertAdmin(actorOf(res), 'change source rules');
+    const name = Name.parse(req.params.name);
+    const found = await getSource(sql, name);
+    if (!found) throw notFound(`no source named ${name}`);
+    const { source } = found;
+    let rules;
+    try {
+      rules = parseRules(source.kind, source.queues, body.rules);
+    } catch (error) {
+      if (error instanceof RulesError) throw invalid(`the rules are not valid: ${error.message}`);
+      throw error;
+    }
+    const recent = await sql<
+      {
+        id: number;
+        delivery_id: string;
+        event: string;
+        action: string | null;
+        disposition: string;
+        todo_id: number | null;
+        facts: SourceFacts;
+        received_at: Date;
+      }[]
+    >`
+      select id, delivery_id, event, action, disposition::text, todo_id, facts, received_at
+      from source_deliveries
+      where source = ${name} and disposition <> 'duplicate'
+      order by id desc limit ${DRY_RUN_DELIVERIES}`;
+    const provider = providerFor(source.kind);
+    const dryRun = recent.map((delivery) => {
+      const would = decideSourceDelivery(
+        source,
+        provider,
+        delivery.delivery_id,
+        delivery.facts,
+        rules,
+      );
+      return {
+        id: delivery.id,
+        delivery_id: delivery.delivery_id,
+        event: delivery.event,
+        action: delivery.action,
+        received_at: delivery.received_at,
+        was: { disposition: delivery.disposition, todo_id: delivery.todo_id },
+        would: {
+          disposition: would.disposition,
+          rule: would.rule,
+          queue: would.todo?.input.queue ?? null,
+          title: would.todo?.input.title ?? null,
+          note: would.notes.join('; ') || null,
+        },
+      };
+    });
+    if (!body.dry_run) await saveSourceRules(sql, name, rules);
+    res.json({ source: shown(req, source), rules, dry_run: dryRun, saved: !body.dry_run });
+  });
+
+  return router;
+}
