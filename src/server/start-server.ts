@@ -115,10 +115,12 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     if (applied.length) log.info({ applied }, 'migrated the database');
     const metrics = createMetrics(db.sql);
     tokens = await createTokenCache(db.sql, db.schema, log);
+    wakes = createWakeNotifier(db.sql, db.schema, log);
     github = await createGitHubProvider({
       sql: db.sql,
       log,
       metrics,
+      announce: wakes.announce,
       webhookSecret: config.webhookSecret,
       app: config.github,
       Octokit: options.Octokit,
@@ -150,7 +152,6 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       timing: { ...DEFAULT_TIMING, ...options.deliveryTiming },
     });
     streams = eventStreamRoutes(db.sql, dispatcher);
-    wakes = createWakeNotifier(db.sql, db.schema, log);
     const hooks = combineHooks(wakes.announce, github.hooks, sources.hooks);
     mcp = createMcpEndpoint({
       sql: db.sql,

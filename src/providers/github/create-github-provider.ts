@@ -53,6 +53,8 @@ export interface GitHubProviderOptions {
   Octokit?: typeof ProbotOctokit;
   /** Tests: shorter deadlines and faster retries. */
   tuning?: Partial<Omit<GitHubTuning, 'writeBack'>> & { writeBack?: Partial<WriteBackTuning> };
+  /** Announces new todos' wakes after their delivery committed (src/delivery/wake-notifier.ts). */
+  announce?: TodoHooks['announce'];
 }
 
 export interface GitHubProvider {
@@ -134,6 +136,7 @@ export async function createGitHubProvider(
             configTimeoutMs: tuning.configTimeoutMs,
             replayWindowMs: tuning.replayWindowMs,
             writeBack: app !== undefined,
+            announce: options.announce,
           },
           {
             id: context.id,

@@ -1,6 +1,7 @@
 import type postgres from 'postgres';
 import { isDatabaseUnavailable } from '../../db/is-database-unavailable.js';
 import type { Metrics } from '../../http/metrics.js';
+import type { Todo } from '../../ledger/index.js';
 import type { Logger } from '../../logger.js';
 import { DeliveryNotRecorded } from './delivery-not-recorded.js';
 import { decideDelivery } from './decide-delivery.js';
@@ -24,6 +25,8 @@ export interface IngestOptions {
   replayWindowMs: number;
   /** Whether write-backs are queued (the App's credentials are set). */
   writeBack: boolean;
+  /** Announces new todos' wakes after their commit (src/delivery/wake-notifier.ts). */
+  announce?: ((todos: Todo[]) => void) | undefined;
 }
 
 export interface Delivery {
@@ -84,6 +87,7 @@ export async function ingestDelivery(
         fields,
         bodySha256: delivery.bodySha256,
         replayWindowMs: options.replayWindowMs,
+        announce: options.announce,
       }),
       deadline - Date.now(),
     );

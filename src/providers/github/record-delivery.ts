@@ -5,6 +5,7 @@ import {
   LedgerError,
   systemActor,
   type NewTodo,
+  type Todo,
 } from '../../ledger/index.js';
 import { findReplay } from '../find-replay.js';
 import { decideByComment } from './decide-by-comment.js';
@@ -60,6 +61,8 @@ export interface RecordOptions {
   fields: Record<string, unknown>;
   bodySha256: Buffer;
   replayWindowMs: number;
+  /** Announces a new todo's wake once the delivery has committed (src/delivery/wake-notifier.ts). */
+  announce?: ((todos: Todo[]) => void) | undefined;
 }
 
 /**
@@ -72,7 +75,7 @@ export interface RecordOptions {
 export async function recordDelivery(
   sql: postgres.Sql,
   decision: DeliveryDecision,
-  { deadline, fields, bodySha256, replayWindowMs }: RecordOptions,
+  { deadline, fields, bodySha256, replayWindowMs, announce }: RecordOptions,
 ): Promise<RecordedDelivery> {
   const { facts } = decision;
   const notes = [...decision.notes];
@@ -94,11 +97,13 @@ export async function recordDelivery(
     } as never),
   };
   const note = () => (notes.length ? notes.join('; ').slice(0, NOTE_MAX) : null);
+  const wakeOptions = { announceWake: announce !== undefined };
   const assertInTime = () => {
     if (Date.now() >= deadline) throw new TimeoutError('the delivery deadline passed');
   };
 
-  return sql.begin(async (tx) => {
+  let made: Todo | undefined;
+  const recorded = await sql.begin(async (tx): Promise<RecordedDelivery> => {
     assertInTime();
     // The database gives up on its own too, rather than hold a lock for a caller long gone.
     // Both statements go out together (postgres.js pipelines a transaction's queries): every
@@ -148,17 +153,18 @@ export async function recordDelivery(
     const { input, writeBacks } = decision.todo;
     let created: Awaited<ReturnType<typeof createTodo>>;
     try {
-      created = await createTodo(tx, GITHUB, input);
+      created = await createTodo(tx, GITHUB, input, wakeOptions);
     } catch (error) {
       // An assignee that does not exist (or cannot work the queue) is dropped, never fatal: the
       // check runs before anything is written, so the transaction is still good.
       if (!(error instanceof LedgerError && error.code === 'invalid' && input.assignee))
         throw error;
-      created = await createTodo(tx, GITHUB, { ...input, assignee: null });
+      created = await createTodo(tx, GITHUB, { ...input, assignee: null }, wakeOptions);
       notes.push(`assignee ${input.assignee} dropped: ${error.message}`);
     }
     const { todo } = created;
     if (created.created) {
+      made = todo;
       for (const writeBack of writeBacks)
         await enqueueWriteBack(tx, { ...writeBack, todoId: todo.id });
     } else {
@@ -175,4 +181,7 @@ export async function recordDelivery(
       note: note(),
     };
   });
+  // Committed: the new todo's wake may go out now.
+  if (made) announce?.([made]);
+  return recorded;
 }
