@@ -43,7 +43,10 @@ export function decideDelivery(
     };
   }
   const quarantined = trust === 'untrusted';
-  if (quarantined) notes.push(`${sender.login} (${describeOrigin(draft.origin)}) is not trusted`);
+  const distrust = quarantined
+    ? `${sender.login} (${describeOrigin(draft.origin)}) is not trusted`
+    : undefined;
+  if (distrust) notes.push(distrust);
 
   const meta: GitHubTodoMeta = {
     delivery_id: facts.deliveryId,
@@ -98,6 +101,7 @@ export function decideDelivery(
         source: 'github',
         attributed_to: sender.login,
         quarantined,
+        quarantine_reason: distrust,
         meta: { github: meta },
       },
       writeBacks,
