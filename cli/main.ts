@@ -31,16 +31,26 @@ export async function main(bin: string, { development = false } = {}): Promise<n
 
 /**
  * bin/dev.js: the commands in cli/commands, run by tsx. oclif.manifest.json names the compiled
- * files; oclif ignores a manifest whose version differs from the package's, so the package is
+ * files (and package.json the compiled hooks); oclif ignores a manifest whose version differs from the package's, so the package is
  * presented as version `dev` (bin/dev.js runs with --no-warnings, which hides the mismatch notice).
  */
 async function fromSources(bin: string): Promise<Options> {
   const root = fileURLToPath(new URL('..', bin));
   const pjson = JSON.parse(await readFile(`${root}package.json`, 'utf8')) as Options['pjson'] & {
-    oclif: object;
+    oclif: { hooks?: Record<string, string> };
   };
+  const hooks = Object.fromEntries(
+    Object.entries(pjson.oclif.hooks ?? {}).map(([name, file]) => [
+      name,
+      file.replace(/^\.\/dist\/cli\//, './cli/').replace(/\.js$/, '.ts'),
+    ]),
+  );
   return {
     root,
-    pjson: { ...pjson, version: 'dev', oclif: { ...pjson.oclif, commands: './cli/commands' } },
+    pjson: {
+      ...pjson,
+      version: 'dev',
+      oclif: { ...pjson.oclif, commands: './cli/commands', hooks },
+    },
   };
 }

@@ -34,6 +34,19 @@ export interface NewTodo {
   assignee?: string | undefined;
 }
 
+export interface NewApproval {
+  question: string;
+  body?: string | undefined;
+  about_todo_id?: number | undefined;
+  ttl_seconds?: number | undefined;
+}
+
+export interface NewHuman {
+  name: string;
+  github_login?: string | undefined;
+  is_admin?: boolean | undefined;
+}
+
 export type ApiClient = ReturnType<typeof createApiClient>;
 
 /**
@@ -110,11 +123,19 @@ export function createApiClient(credentials: Credentials) {
     deny: (id: number, note?: string) => post<{ todo: Todo }>(`${todo(id)}/deny`, { note }),
     reply: (id: number, text: string) =>
       post<{ todo: Todo; text: string }>(`${todo(id)}/reply`, { text }),
+    cancel: (id: number, reason?: string) => post<{ todo: Todo }>(`${todo(id)}/cancel`, { reason }),
+    releaseQuarantine: (id: number) => post<{ todo: Todo }>(`${todo(id)}/release-quarantine`),
+    requestApproval: (input: NewApproval) => post<{ todo: Todo }>('/approvals', input),
 
     listAgents: () => call<{ agents: Principal[] }>('GET', '/agents'),
     addAgent: (name: string, queues: string[]) =>
       post<{ agent: Principal; token: string }>('/agents', { name, queues }),
     revokeAgent: (name: string) =>
       post<{ agent: Principal }>(`/agents/${encodeURIComponent(name)}/revoke`),
+    listHumans: () => call<{ humans: Principal[] }>('GET', '/humans'),
+    addHuman: (input: NewHuman) => post<{ human: Principal; token: string }>('/humans', input),
+
+    setWebhook: (url: string) => call<{ url: string; secret: string }>('PUT', '/webhook', { url }),
+    removeWebhook: () => call<{ removed: boolean }>('DELETE', '/webhook'),
   };
 }
