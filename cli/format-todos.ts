@@ -155,13 +155,13 @@ function oneLine(text: string): string {
 }
 
 /** When a pending approval expires, from now: `in 14m`, or `expired`. */
-function expiry(todo: Todo): string {
+export function expiry(todo: Todo): string {
   if (todo.state !== 'pending' || !todo.expires_at) return '';
   const seconds = Math.round((Date.parse(todo.expires_at) - Date.now()) / 1000);
   return seconds > 0 ? `in ${duration(seconds)}` : 'expired';
 }
 
-function ago(iso: string): string {
+export function ago(iso: string): string {
   return duration(Math.max(0, Math.round((Date.now() - Date.parse(iso)) / 1000)));
 }
 
