@@ -1,0 +1,204 @@
+// Bundles the CLI into dist/cli (the build runs it, after tsc has compiled src/ to dist/src).
+//
+// Why: a command's start-up was mostly Node finding, reading and compiling @oclif/core's hundred
+// CommonJS files one by one, on every run; agents run the CLI in loops. Bundled, the code every
+// command needs is one file (a shared chunk), each command a small entry of its own, and the
+// oclif manifest still names them (dist/cli/commands/…), so oclif loads only the one it runs.
+// The plugins below take out of every start what it does not use; `npm run bench:cli` measures
+// it (README, Performance).
+//
+// What stays out: the server's modules that `up`, `migrate` and `channel` import dynamically
+// (they load from dist/src, compiled by tsc, with their own dependencies), oclif's plugins (oclif
+// loads them from their packages), and what oclif reaches for only in development.
+import { readdir, readFile, rm } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { builtinModules, createRequire } from 'node:module';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build, type Plugin } from 'esbuild';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const OUT = join(ROOT, 'dist', 'cli');
+
+const sources = async (dir: string) =>
+  (await readdir(join(ROOT, dir), { recursive: true }))
+    .filter((name) => name.endsWith('.ts'))
+    .map((name) => join(dir, name));
+
+/** A dynamic `import('../../src/…')`: left as it is, to be resolved in dist/ at run time. */
+const serverStaysOut: Plugin = {
+  name: 'server-stays-out',
+  setup(esbuild) {
+    esbuild.onResolve({ filter: /\/src\// }, (args) =>
+      args.kind === 'dynamic-import' ? { path: args.path, external: true } : undefined,
+    );
+  },
+};
+
+/**
+ * Node's own modules are required, not imported: importing one from an ES module builds a facade
+ * that reads every export, and reading some of them loads more modules (`import … from
+ * 'node:process'` reads `process.report`, which loads the report and child_process modules).
+ *
+ * And those that @oclif/core requires at load time for paths a command rarely takes — Windows
+ * shell detection, reading arguments from stdin, performance marks — load when first used: each
+ * costs milliseconds to compile on every start. Their users reach them as `module.property`,
+ * which the proxy forwards.
+ */
+const LAZY_BUILTINS = new Set(['child_process', 'readline', 'perf_hooks']);
+const requiredBuiltins: Plugin = {
+  name: 'required-builtins',
+  setup(esbuild) {
+    const builtins = new Set(builtinModules.filter((name) => !name.startsWith('_')));
+    esbuild.onResolve({ filter: /^[a-z_/]+$|^node:/ }, (args) => {
+      const name = args.path.replace(/^node:/, '');
+      if (!builtins.has(name) || args.kind === 'dynamic-import') return undefined;
+      // The require inside the stand-in below is Node's own.
+      if (args.namespace === 'builtin' || args.namespace === 'lazy-builtin') {
+        return { path: args.path, external: true };
+      }
+      // Only a require() can be lazy (an import's names are bound when the importer loads), and
+      // only oclif's, whose uses of these modules are known to be `module.property`.
+      const lazy =
+        LAZY_BUILTINS.has(name) &&
+        args.kind === 'require-call' &&
+        /@oclif\/core\/lib\//.test(args.importer);
+      return { path: name, namespace: lazy ? 'lazy-builtin' : 'builtin' };
+    });
+    esbuild.onLoad({ filter: /.*/, namespace: 'lazy-builtin' }, ({ path }) => ({
+      contents: `let loaded; const load = () => (loaded ??= require('node:${path}'));
+module.exports = new Proxy({}, { get: (_, key) => load()[key], has: (_, key) => key in load() });`,
+      loader: 'js',
+    }));
+    esbuild.onLoad({ filter: /.*/, namespace: 'builtin' }, ({ path }) => ({
+      contents: `module.exports = require('node:${path}');`,
+      loader: 'js',
+    }));
+  },
+};
+
+/**
+ * Two lines of @oclif/core that cost every start more than all of switchboard's own code, changed
+ * in the bundle only. Should oclif change either line, the build fails here rather than the CLI
+ * silently getting slower.
+ */
+const OCLIF_EDITS = [
+  {
+    // A plugin's commands are sorted with localeCompare, and a process's first localeCompare
+    // sets up ICU's collator: 10 to 30 ms, for ids that are ASCII (`todo:list`).
+    file: /@oclif\/core\/lib\/config\/plugin\.js$/,
+    from: '.sort((a, b) => a.id.localeCompare(b.id));',
+    to: '.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));',
+  },
+  {
+    // The platform ('wsl' or not) comes from wsl-utils, which loads child_process (and more)
+    // to answer; is-wsl, which it asks, answers alone.
+    file: /@oclif\/core\/lib\/util\/os\.js$/,
+    from: "return (await import('wsl-utils')).isWsl ? 'wsl'",
+    to: "return (await import('is-wsl')).default ? 'wsl'",
+  },
+];
+const oclifEdits: Plugin = {
+  name: 'oclif-edits',
+  setup(esbuild) {
+    for (const { file, from, to } of OCLIF_EDITS) {
+      esbuild.onLoad({ filter: file }, async ({ path }) => {
+        const source = await readFile(path, 'utf8');
+        if (!source.includes(from)) {
+          throw new Error(`${path} no longer has ${JSON.stringify(from)}: see cli/bundle-cli.ts`);
+        }
+        return { contents: source.replace(from, to), loader: 'js' };
+      });
+    }
+  },
+};
+
+/**
+ * Packages that @oclif/core requires when it loads but uses only to show help, render an error
+ * for its own handler, find commands without a manifest, or spin a spinner: left out of the
+ * bundle (about 100 KiB less to parse on every start), they are required from @oclif/core's own
+ * dependencies when first used. Their users reach them as `module.property` or call them, which
+ * the stand-in forwards; `__esModule` is answered as the real module would, so TypeScript's
+ * interop still picks the right export.
+ */
+const LAZY_PACKAGES = [
+  'clean-stack',
+  'cli-spinners',
+  'ejs',
+  'indent-string',
+  'lilconfig',
+  'minimatch',
+  'string-width',
+  'tinyglobby',
+  'widest-line',
+  'wrap-ansi',
+];
+const lazyPackages: Plugin = {
+  name: 'lazy-packages',
+  setup(esbuild) {
+    const filter = new RegExp(`^(${LAZY_PACKAGES.join('|')})$`);
+    esbuild.onResolve({ filter }, (args) =>
+      args.kind === 'require-call' && /@oclif\/core\/lib\//.test(args.importer)
+        ? { path: args.path, namespace: 'lazy-package', pluginData: args.importer }
+        : undefined,
+    );
+    esbuild.onLoad({ filter: /.*/, namespace: 'lazy-package' }, ({ path, pluginData }) => {
+      const esModule = Boolean(
+        (createRequire(pluginData as string)(path) as { __esModule?: boolean }).__esModule,
+      );
+      return {
+        contents: `let loaded;
+const load = () => (loaded ??= require('node:module').createRequire(require.resolve('@oclif/core/package.json'))(${JSON.stringify(path)}));
+module.exports = new Proxy(function () {}, {
+  get: (_, key) => (key === '__esModule' ? ${esModule} : load()[key]),
+  has: (_, key) => key in load(),
+  apply: (_, self, args) => load().apply(self, args),
+  construct: (_, args) => new (load())(...args),
+});`,
+        loader: 'js',
+      };
+    });
+  },
+};
+
+await rm(OUT, { recursive: true, force: true });
+const result = await build({
+  absWorkingDir: ROOT,
+  entryPoints: ['cli/main.ts', ...(await sources('cli/commands')), ...(await sources('cli/hooks'))],
+  outdir: OUT,
+  outbase: 'cli',
+  bundle: true,
+  splitting: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node20',
+  // Less to parse on every start.
+  minify: true,
+  chunkNames: 'chunks/[name]-[hash]',
+  metafile: true,
+  logLevel: 'warning',
+  // @oclif/core is CommonJS: its require() calls need a require in an ES module.
+  banner: {
+    js: "import { createRequire as __switchboardRequire } from 'node:module'; const require = __switchboardRequire(import.meta.url);",
+  },
+  external: ['@oclif/plugin-help', '@oclif/plugin-autocomplete', 'typescript', 'tsx', 'ts-node'],
+  plugins: [serverStaysOut, requiredBuiltins, oclifEdits, lazyPackages],
+});
+
+// Each external relative import must name a file that exists next to the output that has it: a
+// dynamic import moved into a shared chunk (one directory off) would fail only at run time.
+const missing: string[] = [];
+for (const [output, { imports }] of Object.entries(result.metafile.outputs)) {
+  for (const { path, external } of imports) {
+    if (!external || !path.startsWith('.')) continue;
+    const target = resolve(ROOT, dirname(output), path);
+    if (!existsSync(target)) missing.push(`${output} imports ${path} (${relative(ROOT, target)})`);
+  }
+}
+if (missing.length) {
+  throw new Error(`the bundle imports files that do not exist:\n${missing.join('\n')}`);
+}
+const bytes = Object.values(result.metafile.outputs).reduce((sum, { bytes }) => sum + bytes, 0);
+console.log(
+  `dist/cli: ${Object.keys(result.metafile.outputs).length} files, ${Math.round(bytes / 1024)} KiB`,
+);
