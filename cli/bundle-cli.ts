@@ -1,21 +1,22 @@
 // Bundles the CLI into dist/cli (the build runs it, after tsc has compiled src/ to dist/src).
 //
 // Why: a command's start-up was mostly Node finding, reading and compiling @oclif/core's hundred
-// CommonJS files one by one, on every run; agents run the CLI in loops. Bundled, the code every
-// command needs is one file (a shared chunk), each command a small entry of its own, and the
-// oclif manifest still names them (dist/cli/commands/…), so oclif loads only the one it runs.
-// The plugins below take out of every start what it does not use; `npm run bench:cli` measures
-// it (README, Performance).
+// CommonJS files one by one, on every run; agents run the CLI in loops. Bundled, main and every
+// command are one file, dist/cli/switchboard.js; the files bin/run.js and the oclif manifest
+// name (dist/cli/main.js, dist/cli/commands/…) each re-export their part of it. The plugins
+// below take out of every start what it does not use; `npm run bench:cli` measures it (README,
+// Performance).
 //
 // What stays out: the server's modules that `up`, `migrate` and `channel` import dynamically
-// (they load from dist/src, compiled by tsc, with their own dependencies), oclif's plugins (oclif
-// loads them from their packages), and what oclif reaches for only in development.
-import { readdir, readFile, rm } from 'node:fs/promises';
+// (they load from dist/src, compiled by tsc, with their own dependencies), the inbox's terminal
+// view (a bundle of its own), oclif's plugins (oclif loads them from their packages), and what
+// oclif reaches for only in development.
+import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { builtinModules, createRequire } from 'node:module';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build, type Plugin } from 'esbuild';
+import { build, type BuildOptions, type Plugin } from 'esbuild';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const OUT = join(ROOT, 'dist', 'cli');
@@ -25,13 +26,25 @@ const sources = async (dir: string) =>
     .filter((name) => name.endsWith('.ts'))
     .map((name) => join(dir, name));
 
-/** A dynamic `import('../../src/…')`: left as it is, to be resolved in dist/ at run time. */
-const serverStaysOut: Plugin = {
-  name: 'server-stays-out',
+/**
+ * A dynamic import of a project file loads a file of its own, not part of the bundle: the
+ * server's modules (`up`, `migrate`, `channel`) from dist/src, where tsc put them; the inbox's
+ * terminal view from its own bundle. The path is rewritten from the bundle's place.
+ */
+const OWN_BUNDLES = ['cli/inbox-prompt.ts'];
+const lazyFilesStayOut: Plugin = {
+  name: 'lazy-files-stay-out',
   setup(esbuild) {
-    esbuild.onResolve({ filter: /\/src\// }, (args) =>
-      args.kind === 'dynamic-import' ? { path: args.path, external: true } : undefined,
-    );
+    esbuild.onResolve({ filter: /^\./ }, (args) => {
+      if (args.kind !== 'dynamic-import') return undefined;
+      const source = relative(ROOT, resolve(dirname(args.importer), args.path));
+      const compiled = source.startsWith('src/')
+        ? join(ROOT, 'dist', source)
+        : OWN_BUNDLES.includes(source.replace(/\.js$/, '.ts'))
+          ? join(OUT, relative('cli', source))
+          : undefined;
+      return compiled ? { path: `./${relative(OUT, compiled)}`, external: true } : undefined;
+    });
   },
 };
 
@@ -162,19 +175,14 @@ module.exports = new Proxy(function () {}, {
 };
 
 await rm(OUT, { recursive: true, force: true });
-const result = await build({
+const options: BuildOptions = {
   absWorkingDir: ROOT,
-  entryPoints: ['cli/main.ts', ...(await sources('cli/commands')), ...(await sources('cli/hooks'))],
-  outdir: OUT,
-  outbase: 'cli',
   bundle: true,
-  splitting: true,
   format: 'esm',
   platform: 'node',
   target: 'node20',
   // Less to parse on every start.
   minify: true,
-  chunkNames: 'chunks/[name]-[hash]',
   metafile: true,
   logLevel: 'warning',
   // @oclif/core is CommonJS: its require() calls need a require in an ES module.
@@ -182,23 +190,68 @@ const result = await build({
     js: "import { createRequire as __switchboardRequire } from 'node:module'; const require = __switchboardRequire(import.meta.url);",
   },
   external: ['@oclif/plugin-help', '@oclif/plugin-autocomplete', 'typescript', 'tsx', 'ts-node'],
-  plugins: [serverStaysOut, requiredBuiltins, oclifEdits, lazyPackages],
-});
+  plugins: [lazyFilesStayOut, requiredBuiltins, oclifEdits, lazyPackages],
+};
 
-// Each external relative import must name a file that exists next to the output that has it: a
-// dynamic import moved into a shared chunk (one directory off) would fail only at run time.
+// One file for main and every command: a start then reads, resolves and compiles one module
+// rather than a dozen shared chunks. Each command is imported dynamically inside it, so that only
+// the one that runs (and what it imports: child_process for the worker, crypto for leases, …)
+// is initialised.
+const BUNDLE = join(OUT, 'switchboard.js');
+const entries = [...(await sources('cli/commands')), ...(await sources('cli/hooks'))];
+const idOf = (file: string) => relative('cli', file).replace(/\.ts$/, '');
+const results = [
+  await build({
+    ...options,
+    stdin: {
+      contents: [
+        "export { main } from './cli/main.ts';",
+        'export const modules = {',
+        ...entries.map((file) => `  ${JSON.stringify(idOf(file))}: () => import('./${file}'),`),
+        '};',
+      ].join('\n'),
+      resolveDir: ROOT,
+      sourcefile: 'switchboard.ts',
+      loader: 'ts',
+    },
+    outfile: BUNDLE,
+  }),
+  ...(await Promise.all(
+    OWN_BUNDLES.map((file) =>
+      build({ ...options, entryPoints: [file], outfile: join(OUT, `${idOf(file)}.js`) }),
+    ),
+  )),
+];
+
+// The files that bin/run.js and oclif's manifest name, each standing for its part of the bundle.
+const from = (out: string) => `./${relative(dirname(out), BUNDLE)}`.replace(/^\.\/\.\.\//, '../');
+await writeFile(join(OUT, 'main.js'), `export { main } from '${from(join(OUT, 'main.js'))}';\n`);
+for (const file of entries) {
+  const out = join(OUT, `${idOf(file)}.js`);
+  await mkdir(dirname(out), { recursive: true });
+  await writeFile(
+    out,
+    `import { modules } from '${from(out)}';\nexport default (await modules[${JSON.stringify(idOf(file))}]()).default;\n`,
+  );
+}
+
+// Each external relative import must name a file that exists next to the output that has it.
 const missing: string[] = [];
-for (const [output, { imports }] of Object.entries(result.metafile.outputs)) {
-  for (const { path, external } of imports) {
-    if (!external || !path.startsWith('.')) continue;
-    const target = resolve(ROOT, dirname(output), path);
-    if (!existsSync(target)) missing.push(`${output} imports ${path} (${relative(ROOT, target)})`);
+for (const { metafile } of results) {
+  for (const [output, { imports }] of Object.entries(metafile!.outputs)) {
+    for (const { path, external } of imports) {
+      if (!external || !path.startsWith('.')) continue;
+      const target = resolve(ROOT, dirname(output), path);
+      if (!existsSync(target))
+        missing.push(`${output} imports ${path} (${relative(ROOT, target)})`);
+    }
   }
 }
 if (missing.length) {
   throw new Error(`the bundle imports files that do not exist:\n${missing.join('\n')}`);
 }
-const bytes = Object.values(result.metafile.outputs).reduce((sum, { bytes }) => sum + bytes, 0);
-console.log(
-  `dist/cli: ${Object.keys(result.metafile.outputs).length} files, ${Math.round(bytes / 1024)} KiB`,
-);
+for (const { metafile } of results) {
+  for (const [output, { bytes }] of Object.entries(metafile!.outputs)) {
+    console.log(`${output}: ${Math.round(bytes / 1024)} KiB`);
+  }
+}
