@@ -1,4 +1,5 @@
 import { execFile, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { chmod, mkdir, mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -52,7 +53,9 @@ beforeAll(async () => {
     XDG_CACHE_HOME: join(dir, 'home', '.cache'),
     npm_config_cache: cache.trim(),
   };
-  await mkdir(env.HOME!, { recursive: true });
+  // A home as a new user has one: its folders open to others' search (o+x), so that the cluster
+  // lives in the data directory (and goes with this test's folder) rather than /var/lib.
+  await mkdir(env.XDG_DATA_HOME!, { recursive: true, mode: 0o755 });
   bin = join(dir, 'prefix', 'bin', 'switchboard');
   installed = join(dir, 'prefix', 'lib', 'node_modules', 'switchboard');
 });
@@ -126,6 +129,8 @@ test(
         up.once('exit', (code) => reject(new Error(`up exited ${code}:\n${output}`)));
       });
       expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      // The cluster is in the default data directory, under this test's HOME.
+      expect(existsSync(join(env.XDG_DATA_HOME!, 'switchboard', 'pg', 'PG_VERSION'))).toBe(true);
       const created = await run(bin, ['todo', 'create', '--queue', 'q', '--title', 'installed'], {
         cwd: dir,
         env,
