@@ -7,6 +7,8 @@ export const EXIT = {
   refused: 3,
   /** Cannot reach or authenticate to the server. */
   unreachable: 4,
+  /** `approval request --wait`: no verdict came in time (or the approval expired first). */
+  noVerdict: 5,
 } as const;
 
 /** A failure the CLI itself detects, with the exit code it stands for and a line saying what to do. */

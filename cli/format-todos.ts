@@ -16,17 +16,27 @@ export function formatTable(header: string[], rows: string[][]): string {
 }
 
 export function formatTodoTable(todos: Todo[]): string {
+  // An approval is waited for by who asks, until it expires: its assignee is the reader.
+  const approvals = todos.some((todo) => todo.kind === 'approval');
   const rows = todos.map((todo) => [
     `#${todo.id}`,
     todo.state,
     todo.queue,
     todo.kind,
-    todo.claimed_by ?? todo.assignee ?? '',
+    todo.kind === 'approval'
+      ? `${todo.requested_by} asks`
+      : (todo.claimed_by ?? todo.assignee ?? ''),
     ago(todo.created_at),
+    ...(approvals ? [todo.kind === 'approval' ? expiry(todo) : ''] : []),
     todo.title,
   ]);
-  const table = formatTable(['ID', 'STATE', 'QUEUE', 'KIND', 'WHO', 'AGE', 'TITLE'], rows);
-  // The title comes last and is cut at the terminal's edge, so that every todo stays one line.
+  const header = ['ID', 'STATE', 'QUEUE', 'KIND', 'WHO', 'AGE'];
+  const table = formatTable([...header, ...(approvals ? ['EXPIRES'] : []), 'TITLE'], rows);
+  return fitToTerminal(table);
+}
+
+/** The title comes last and is cut at the terminal's edge, so that every todo stays one line. */
+export function fitToTerminal(table: string): string {
   const width = process.stdout.columns;
   if (!width) return table;
   return table
@@ -35,28 +45,51 @@ export function formatTodoTable(todos: Todo[]): string {
     .join('\n');
 }
 
-/** One line about a todo: `#42 claimed on reviews — Review PR #482 (lease until 12:03:04)`. */
+/**
+ * One line about a todo: `#42 claimed on reviews — Review PR #482 (lease until 2026-…Z)`. An
+ * approval with a verdict says the verdict first: `#43 denied by ada — May I merge? (note: …)`.
+ */
 export function formatTodoLine(todo: Todo): string {
+  if (todo.kind === 'approval' && todo.verdict) {
+    const verdict = todo.verdict === 'allow' ? 'allowed' : 'denied';
+    const note = todo.summary ? ` (note: ${oneLine(todo.summary)})` : '';
+    return `#${todo.id} ${verdict} by ${todo.decided_by} — ${todo.title}${note}`;
+  }
   const details: string[] = [];
   if (todo.state === 'claimed' && todo.lease_expires_at) {
-    details.push(`lease until ${clock(todo.lease_expires_at)}`);
+    details.push(`lease until ${todo.lease_expires_at}`);
   }
   if (todo.state === 'failed') {
     details.push(
       todo.retry_at
-        ? `attempt ${todo.attempt}/${todo.max_attempts}, retry at ${clock(todo.retry_at)}`
+        ? `attempt ${todo.attempt}/${todo.max_attempts}, retry at ${todo.retry_at}`
         : `no attempts left (${todo.attempt}/${todo.max_attempts})`,
     );
   }
-  if (todo.verdict) details.push(`verdict ${todo.verdict} by ${todo.decided_by}`);
+  if (todo.kind === 'approval' && todo.state === 'pending' && todo.expires_at) {
+    details.push(`${todo.requested_by} asks, expires at ${todo.expires_at}`);
+  }
   const suffix = details.length ? ` (${details.join(', ')})` : '';
   return `#${todo.id} ${todo.state} on ${todo.queue} — ${todo.title}${suffix}`;
+}
+
+/** Why a todo is quarantined: the reason its `quarantined` history event keeps. */
+export function quarantineReason(history: TodoEvent[]): string | null {
+  const event = history.findLast((entry) => entry.action === 'quarantined');
+  const reason = event?.data?.reason;
+  return typeof reason === 'string' ? reason : null;
 }
 
 /** The whole todo, then its history: who did what, when, and from where. */
 export function formatTodoDetails(todo: Todo, history: TodoEvent[]): string {
   const fields: [string, string | number | null][] = [
     ['state', todo.state],
+    [
+      'quarantined',
+      todo.state === 'quarantined'
+        ? `${quarantineReason(history) ?? 'no reason recorded'} — 'switchboard quarantine release ${todo.id}' lets agents work it`
+        : null,
+    ],
     ['queue', todo.queue],
     ['kind', todo.kind],
     ['source', todo.source],
@@ -81,7 +114,9 @@ export function formatTodoDetails(todo: Todo, history: TodoEvent[]): string {
   const lines = [`#${todo.id} ${todo.title}`];
   for (const [name, value] of fields) {
     if (value !== null && value !== undefined && value !== '') {
-      lines.push(`  ${`${name}:`.padEnd(15)}${String(value)}`);
+      // A value of several lines (a summary) continues under its first line, not at the margin.
+      const text = String(value).replace(/\r?\n/g, `\n${' '.repeat(17)}`);
+      lines.push(`  ${`${name}:`.padEnd(15)}${text}`);
     }
   }
   if (todo.body) lines.push('', indent(todo.body));
@@ -114,13 +149,23 @@ function indent(text: string): string {
   return text.replace(/^/gm, '  ');
 }
 
-/** Local wall-clock time, e.g. 14:03:07. */
-export function clock(iso: string): string {
-  return new Date(iso).toLocaleTimeString('en-GB', { hour12: false });
+/** Text shown on one line: its line breaks become spaces. */
+function oneLine(text: string): string {
+  return text.replace(/\s*\n\s*/g, ' ');
 }
 
-function ago(iso: string): string {
-  const seconds = Math.max(0, Math.round((Date.now() - Date.parse(iso)) / 1000));
+/** When a pending approval expires, from now: `in 14m`, or `expired`. */
+export function expiry(todo: Todo): string {
+  if (todo.state !== 'pending' || !todo.expires_at) return '';
+  const seconds = Math.round((Date.parse(todo.expires_at) - Date.now()) / 1000);
+  return seconds > 0 ? `in ${duration(seconds)}` : 'expired';
+}
+
+export function ago(iso: string): string {
+  return duration(Math.max(0, Math.round((Date.now() - Date.parse(iso)) / 1000)));
+}
+
+function duration(seconds: number): string {
   if (seconds < 60) return `${seconds}s`;
   if (seconds < 3600) return `${Math.floor(seconds / 60)}m`;
   if (seconds < 86_400) return `${Math.floor(seconds / 3600)}h`;

@@ -7,7 +7,7 @@ import { writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { Plugin } from '@oclif/core';
 
-const root = fileURLToPath(new URL('../../', import.meta.url));
+const root = fileURLToPath(new URL('..', import.meta.url));
 const plugin = new Plugin({
   root,
   type: 'core',

@@ -74,6 +74,19 @@ export interface RulesDryRun {
   };
 }
 
+export interface NewApproval {
+  question: string;
+  body?: string | undefined;
+  about_todo_id?: number | undefined;
+  ttl_seconds?: number | undefined;
+}
+
+export interface NewHuman {
+  name: string;
+  github_login?: string | undefined;
+  is_admin?: boolean | undefined;
+}
+
 export type ApiClient = ReturnType<typeof createApiClient>;
 
 /**
@@ -151,6 +164,9 @@ export function createApiClient(credentials: Credentials) {
     deny: (id: number, note?: string) => post<{ todo: Todo }>(`${todo(id)}/deny`, { note }),
     reply: (id: number, text: string) =>
       post<{ todo: Todo; text: string }>(`${todo(id)}/reply`, { text }),
+    cancel: (id: number, reason?: string) => post<{ todo: Todo }>(`${todo(id)}/cancel`, { reason }),
+    releaseQuarantine: (id: number) => post<{ todo: Todo }>(`${todo(id)}/release-quarantine`),
+    requestApproval: (input: NewApproval) => post<{ todo: Todo }>('/approvals', input),
 
     listAgents: () => call<{ agents: Principal[] }>('GET', '/agents'),
     addAgent: (name: string, queues: string[]) =>
@@ -174,5 +190,11 @@ export function createApiClient(credentials: Credentials) {
         `/sources/${encodeURIComponent(name)}/rules`,
         { rules, dry_run: dryRun },
       ),
+
+    listHumans: () => call<{ humans: Principal[] }>('GET', '/humans'),
+    addHuman: (input: NewHuman) => post<{ human: Principal; token: string }>('/humans', input),
+
+    setWebhook: (url: string) => call<{ url: string; secret: string }>('PUT', '/webhook', { url }),
+    removeWebhook: () => call<{ removed: boolean }>('DELETE', '/webhook'),
   };
 }

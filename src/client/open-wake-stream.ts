@@ -5,9 +5,9 @@ import { ApiError } from './client-errors.js';
 import { openRequest } from './send-request.js';
 
 /**
- * The server's wakes for one queue, read from `GET /api/v1/events`, as a doorbell: it counts
- * rings (the stream said `ready` after a connect or reconnect, or a wake arrived) and lets a
- * claimer wait for the next one. The correct use — wait for `ready`, claim, and on every ring
+ * The server's wakes for one queue (or for all the caller's, without one), read from
+ * `GET /api/v1/events`, as a doorbell: it counts rings (the stream said `ready` after a connect
+ * or reconnect, or a wake arrived) and lets a claimer wait for the next one. The correct use — wait for `ready`, claim, and on every ring
  * claim again — cannot miss a todo: one committed before `ready` is found by the claim, one
  * committed after it rings.
  *
@@ -41,7 +41,7 @@ const POLL_MIN_MS = 250;
 const POLL_MAX_MS = 5000;
 const RECONNECT_MAX_MS = 15_000;
 
-export function openWakeStream(credentials: Credentials, queue: string): WakeStream {
+export function openWakeStream(credentials: Credentials, queue?: string): WakeStream {
   const closed = new AbortController();
   const waiters = new Set<(rang: boolean) => void>();
   let rings = 0;
@@ -64,9 +64,8 @@ export function openWakeStream(credentials: Credentials, queue: string): WakeStr
   // Whoever waits on `ready` sees the failure; nobody waiting is no crash.
   ready.catch(() => {});
 
-  const url = new URL(
-    `${credentials.url.replace(/\/+$/, '')}/api/v1/events?queue=${encodeURIComponent(queue)}`,
-  );
+  const url = new URL(`${credentials.url.replace(/\/+$/, '')}/api/v1/events`);
+  if (queue !== undefined) url.searchParams.set('queue', queue);
   const listen = async () => {
     for (let failures = 0; !closed.signal.aborted; failures++) {
       try {

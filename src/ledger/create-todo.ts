@@ -28,6 +28,11 @@ export interface NewTodo {
   attributed_to?: string | undefined;
   /** System actors only: an untrusted sender's event waits for a human before anyone can claim it. */
   quarantined?: boolean | undefined;
+  /**
+   * Why it is quarantined, for the human who decides (`todo show`, `quarantine list`): kept in
+   * the `quarantined` history event as `{reason}`. Ignored for a todo that is not quarantined.
+   */
+  quarantine_reason?: string | undefined;
 }
 
 export interface CreatedTodo {
@@ -60,7 +65,10 @@ export async function createTodo(
   assertKind(kind);
   if (kind === 'approval') throw invalid('approvals are created with request_approval, not create');
   assertMayWorkQueue(actor, input.queue);
-  if (actor.kind !== 'system' && (input.attributed_to !== undefined || input.quarantined)) {
+  if (
+    actor.kind !== 'system' &&
+    (input.attributed_to !== undefined || input.quarantined || input.quarantine_reason)
+  ) {
     throw forbidden('only switchboard itself sets attribution or quarantine');
   }
   const attributedTo = actor.kind === 'system' ? input.attributed_to : humanBehind(actor);
@@ -79,6 +87,9 @@ export async function createTodo(
   }
   assertStorable({ key, url: input.url, meta: input.meta });
   const quarantined = input.quarantined === true;
+  // Provider text may be in it, and a released todo's history reaches agents: one clean line.
+  const reason =
+    quarantined && input.quarantine_reason ? neutraliseLine(input.quarantine_reason, 500) : null;
   if (input.assignee != null) {
     assertName(input.assignee, 'assignee');
     await assertAssignable(db, input.assignee, input.queue);
@@ -101,7 +112,7 @@ export async function createTodo(
         ${announceWake ? db`from (select set_config('switchboard.announce_new_todos', 'on', true)) announce` : db``}
         on conflict (queue, idempotency_key) where ${db.unsafe(LIVE_KEY)} do nothing
         returning *
-      ), e as (${insertEvent(db, actor, quarantined ? 'quarantined' : 'created')})
+      ), e as (${insertEvent(db, actor, quarantined ? 'quarantined' : 'created', reason === null ? null : { reason })})
       select ${todoColumns(db)} from t`,
     );
     if (created) return { todo: created, created: true };

@@ -10,7 +10,10 @@ export async function getTodo(db: Db, actor: Actor, id: number): Promise<Todo> {
   return todo;
 }
 
-/** The todo and its history, oldest change first. */
+/**
+ * The todo and its history in time order: by when each event was written (`at`, migration 0009),
+ * then by id for events written at the same instant.
+ */
 export async function getTodoWithHistory(
   db: Db,
   actor: Actor,
@@ -18,6 +21,6 @@ export async function getTodoWithHistory(
 ): Promise<{ todo: Todo; history: TodoEvent[] }> {
   const todo = await getTodo(db, actor, id);
   const history = await db<TodoEvent[]>`
-    select id, at, actor_kind, actor, via, action, data from todo_events where todo_id = ${id} order by id`;
+    select id, at, actor_kind, actor, via, action, data from todo_events where todo_id = ${id} order by at, id`;
   return { todo, history };
 }

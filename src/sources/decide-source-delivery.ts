@@ -10,14 +10,8 @@ export interface SourceDecision {
   notes: string[];
   /** The rule that matched (also for a bot's delivery, which makes nothing). */
   rule: string | null;
-  todo?: {
-    input: NewTodo;
-    /**
-     * Why a quarantined todo waits for a human, for its `quarantined` history event (the
-     * ledger's `quarantine_reason`, once it lands; until then the delivery's note carries it).
-     */
-    quarantineReason: string | null;
-  };
+  /** The todo to make; a quarantined one carries why (its `quarantine_reason`). */
+  todo?: { input: NewTodo };
 }
 
 /** What a todo from a source keeps in `meta.source`: where it came from and where replies go. */
@@ -115,9 +109,9 @@ export function decideSourceDelivery(
         source: source.kind,
         attributed_to: attributedTo,
         quarantined,
+        quarantine_reason: quarantined && reason ? reason : undefined,
         meta: { source: meta },
       },
-      quarantineReason: reason,
     },
   };
 }

@@ -29,7 +29,7 @@ describe.concurrent('usage errors exit 2', () => {
   test.each([
     ['an unknown flag', ['todo', 'list', '--bogus'], /^Nonexistent flag: --bogus — see --help/],
     ['a missing argument', ['todo', 'show'], /^Missing 1 required arg/],
-    ['an argument that is not a number', ['todo', 'show', 'abc'], /Expected an integer/],
+    ['an argument that is not a todo id', ['todo', 'show', 'abc'], /^"abc" is not a todo id/],
     ['a flag value out of range', ['todo', 'claim', '--queue', 'q', '--lease', '0'], /--lease/],
     ['a value not among the options', ['todo', 'list', '--state', 'nope'], /--state/],
     ['a missing required flag', ['todo', 'create', '--title', 't'], /queue/],
@@ -40,7 +40,22 @@ describe.concurrent('usage errors exit 2', () => {
       ['todo', 'complete', '1', '--result', '{nope'],
       /--result must be JSON/,
     ],
-    ['an unknown command', ['nope'], /^command nope not found/],
+    ['an unknown command', ['nope'], /^'switchboard nope' is not a command — 'switchboard --help'/],
+    [
+      'regression: an extra argument is answered in the colon form (todo:list:extra-arg)',
+      ['todo', 'list', 'extra-arg'],
+      /^switchboard todo list: unexpected argument "extra-arg" — see 'switchboard todo list --help'$/m,
+    ],
+    [
+      'an unknown command of a topic',
+      ['todo', 'lst'],
+      /^'switchboard todo lst' is not a command — 'switchboard todo --help' lists the todo commands$/m,
+    ],
+    [
+      '--limit above its maximum says how to page',
+      ['todo', 'list', '--limit', '501'],
+      /^--limit is at most 500; for more, page: list with --limit 500, then again with --before the last ID shown$/m,
+    ],
   ])('%s', async (_, args, message) => {
     // With --json too: the error stays on stderr and stdout stays empty.
     const result = await runCli([...args, '--json'], admin);

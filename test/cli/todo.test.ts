@@ -25,6 +25,9 @@ afterAll(async () => {
   await home?.remove();
 });
 
+/** A timestamp as the API gives it and `todo show` prints it: ISO-8601, UTC. */
+const ISO = '\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d\\.\\d{3}Z';
+
 const create = async (queue: string, title = 'a todo', env = admin) =>
   parseJson(await runCli(['todo', 'create', '--queue', queue, '--title', title, '--json'], env))
     .todo as { id: number };
@@ -143,9 +146,7 @@ describe.concurrent('todo commands, human output and --json', () => {
     const claimed = await runCli(['todo', 'claim', '--queue', 'work-q', '--lease', '60'], admin);
     expect(claimed.code).toBe(0);
     expect(claimed.stdout).toMatch(
-      new RegExp(
-        `^claimed #${id} claimed on work-q — to be done \\(lease until \\d\\d:\\d\\d:\\d\\d\\)\\n$`,
-      ),
+      new RegExp(`^claimed #${id} claimed on work-q — to be done \\(lease until ${ISO}\\)\\n$`),
     );
 
     const beat = parseJson(
@@ -210,7 +211,7 @@ describe.concurrent('todo commands, human output and --json', () => {
     );
     expect(failed.code).toBe(0);
     expect(failed.stdout).toMatch(
-      /^#\d+ failed on fail-q — will fail \(attempt 1\/5, retry at \d\d:\d\d:\d\d\)\n$/,
+      new RegExp(`^#\\d+ failed on fail-q — will fail \\(attempt 1/5, retry at ${ISO}\\)\\n$`),
     );
     const shown = parseJson(await runCli(['todo', 'show', String(failing.id), '--json'], admin));
     expect(shown.todo.summary).toBe('tests time out');
@@ -257,7 +258,7 @@ describe.concurrent('todo commands, human output and --json', () => {
     const approved = await runCli(['todo', 'approve', String(one.id), '--note', 'fine'], admin);
     expect(approved).toMatchObject({ code: 0, stderr: '' });
     expect(approved.stdout).toMatch(
-      /^#\d+ done on approvals — May I run rm -rf build\/\? \(verdict allow by \S+\)\n$/,
+      /^#\d+ allowed by \S+ — May I run rm -rf build\/\? \(note: fine\)\n$/,
     );
     const denied = parseJson(
       await runCli(['todo', 'deny', String(two.id), '--note', 'not main', '--json'], admin),
@@ -350,4 +351,99 @@ test('the lease store keeps one private file per lease, under XDG_STATE_HOME', a
   } finally {
     await own.remove();
   }
+});
+
+describe.concurrent('small things a user trips on', () => {
+  const ask = async (question: string) =>
+    (await server.api(agent.SWITCHBOARD_TOKEN!, 'POST', '/approvals', { question })).body.todo as {
+      id: number;
+    };
+
+  test("regression: todo show '#7' is refused although the CLI prints ids as #7", async () => {
+    const { id } = await create('hash-q', 'by its printed id');
+    for (const command of [
+      ['todo', 'show', `#${id}`],
+      ['todo', 'claim', `#${id}`],
+      ['todo', 'release', `#${id}`],
+    ]) {
+      const result = await runCli(command, admin);
+      expect(result, command.join(' ')).toMatchObject({ code: 0, stderr: '' });
+    }
+    const bad = await runCli(['todo', 'show', '#x'], admin);
+    expect(bad).toMatchObject({ code: 2, stdout: '' });
+    expect(bad.stderr).toMatch(/^"#x" is not a todo id \(42, or '#42'\)/);
+  });
+
+  test('regression: todo list --mine shows the assignee (me) of an approval, not who asks, and no expiry', async () => {
+    const { id } = await ask('May I tag the release?');
+    const mine = await runCli(['todo', 'list', '--mine', '--queue', 'approvals'], admin);
+    expect(mine.code).toBe(0);
+    const [header, ...rows] = mine.stdout.trimEnd().split('\n');
+    expect(header).toMatch(/^ID\s+STATE\s+QUEUE\s+KIND\s+WHO\s+AGE\s+EXPIRES\s+TITLE$/);
+    expect(rows.find((row) => row.startsWith(`#${id} `))).toMatch(
+      /^#\d+\s+pending\s+approvals\s+approval\s+cli-agent asks\s+\d+s\s+in 1[45]m\s+May I tag the release\?$/,
+    );
+    // Without approvals in the list, no EXPIRES column.
+    await create('plain-q', 'no approval here');
+    const plain = await runCli(['todo', 'list', '--queue', 'plain-q'], admin);
+    expect(plain.stdout.split('\n')[0]).toMatch(/^ID\s+STATE\s+QUEUE\s+KIND\s+WHO\s+AGE\s+TITLE$/);
+  });
+
+  test('regression: a denied approval prints as "done … (verdict deny …)", not its verdict first', async () => {
+    const { id } = await ask('May I drop the table?');
+    const denied = await runCli(
+      ['todo', 'deny', String(id), '--note', 'not on\nproduction'],
+      admin,
+    );
+    expect(denied).toMatchObject({ code: 0, stderr: '' });
+    expect(denied.stdout).toMatch(
+      new RegExp(
+        `^#${id} denied by \\S+ — May I drop the table\\? \\(note: not on production\\)\\n$`,
+      ),
+    );
+  });
+
+  test('regression: todo claim prints a local time without date or zone, unlike show', async () => {
+    const { id } = await create('clock-q', 'what time is it');
+    const claimed = await runCli(['todo', 'claim', String(id)], admin);
+    const until = /\(lease until (\S+)\)/.exec(claimed.stdout)?.[1];
+    expect(until).toMatch(new RegExp(`^${ISO}$`));
+    const shown = await runCli(['todo', 'show', String(id)], admin);
+    expect(shown.stdout).toContain(`lease until:   ${until}\n`);
+  });
+
+  test("regression: a multi-line summary breaks todo show's layout", async () => {
+    const { id } = await create('summary-q', 'summed up');
+    await runCli(['todo', 'claim', String(id)], admin);
+    await runCli(
+      ['todo', 'complete', String(id), '--summary', 'first line\nsecond line\n\nlast line'],
+      admin,
+    );
+    const shown = await runCli(['todo', 'show', String(id)], admin);
+    expect(shown.stdout).toContain(
+      [
+        '  summary:       first line',
+        '                 second line',
+        '                 ',
+        '                 last line',
+        '  created:',
+      ].join('\n'),
+    );
+  });
+
+  test('todo list pages with --before', async () => {
+    const made = [];
+    for (let i = 0; i < 3; i++) made.push((await create('page-q', `page ${i}`)).id);
+    const first = await runCli(['todo', 'list', '--queue', 'page-q', '--limit', '2'], admin);
+    expect(first.stdout.trimEnd().split('\n').at(-1)).toBe(
+      `(older todos: --before ${made[1]} lists the next page)`,
+    );
+    const next = parseJson(
+      await runCli(
+        ['todo', 'list', '--queue', 'page-q', '--limit', '2', '--before', `#${made[1]}`, '--json'],
+        admin,
+      ),
+    );
+    expect(next.todos.map((todo: { id: number }) => todo.id)).toEqual([made[0]]);
+  });
 });

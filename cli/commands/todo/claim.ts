@@ -1,4 +1,3 @@
-import * as Args from '@oclif/core/args';
 import * as Flags from '@oclif/core/flags';
 import type { ClaimedTodo } from '../../../src/client/api-client.js';
 import { claimNextWaiting } from '../../../src/client/claim-next-waiting.js';
@@ -8,6 +7,7 @@ import { CommandError, EXIT } from '../../command-error.js';
 import { formatTodoLine } from '../../format-todos.js';
 import { leaseFlag } from '../../lease-flag.js';
 import { SwitchboardCommand } from '../../switchboard-command.js';
+import { optionalTodoIdArg } from '../../todo-id-arg.js';
 
 export default class TodoClaim extends SwitchboardCommand {
   static override summary = 'Claim a todo: by id, or the oldest claimable one on a queue';
@@ -21,7 +21,7 @@ Without an ID, on an empty queue it prints "no pending todo on QUEUE" ({"todo":n
   ];
   static override enableJsonFlag = true;
   static override args = {
-    id: Args.integer({ min: 1, description: 'the todo to claim (else the oldest on --queue)' }),
+    id: optionalTodoIdArg('the todo to claim (else the oldest on --queue)'),
   };
   static override flags = {
     queue: Flags.string({ description: 'claim the oldest claimable todo of this queue' }),
@@ -50,7 +50,7 @@ Without an ID, on an empty queue it prints "no pending todo on QUEUE" ({"todo":n
     } else if (!flags.wait) {
       ({ todo } = await client.claimNext(flags.queue!, flags.lease));
     } else {
-      const wakes = openWakeStream(await this.credentials(), flags.queue!);
+      const wakes = openWakeStream(await this.credentials(), flags.queue);
       try {
         todo = await claimNextWaiting(client, wakes, flags.queue!, {
           leaseSeconds: flags.lease,

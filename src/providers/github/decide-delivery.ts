@@ -101,10 +101,10 @@ export function decideDelivery(
         source: 'github',
         attributed_to: sender.login,
         quarantined,
+        quarantine_reason: quarantineReason ?? undefined,
         meta: { github: meta },
       },
       writeBacks,
-      quarantineReason,
     },
   };
 }

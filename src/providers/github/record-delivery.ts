@@ -34,12 +34,6 @@ export interface DeliveryDecision {
   todo?: {
     input: NewTodo;
     writeBacks: Omit<WriteBack, 'todoId'>[];
-    /**
-     * Why a quarantined todo waits for a human (the trust step's reason), for its `quarantined`
-     * history event; null for a pending one. The ledger takes it as `quarantine_reason` once that
-     * lands; until then the delivery's note carries it.
-     */
-    quarantineReason: string | null;
   };
 }
 

@@ -1,0 +1,107 @@
+import * as Args from '@oclif/core/args';
+import * as Flags from '@oclif/core/flags';
+import type { Todo } from '../../../src/client/api-client.js';
+import { openWakeStream } from '../../../src/client/open-wake-stream.js';
+import { waitForVerdict } from '../../../src/client/wait-for-verdict.js';
+import { CommandError, EXIT } from '../../command-error.js';
+import { formatTodoLine } from '../../format-todos.js';
+import { SwitchboardCommand } from '../../switchboard-command.js';
+import { todoIdFlag } from '../../todo-id-arg.js';
+
+/** The server's default and largest time to live of an approval. */
+const TTL_DEFAULT = 900;
+const TTL_MAX = 7 * 86_400;
+
+export default class ApprovalRequest extends SwitchboardCommand {
+  static override summary = 'Ask a human to decide: an approval todo, and with --wait its verdict';
+  static override description = `An agent's question goes to the human who owns it; a human's, to themself. The approval expires after --ttl seconds (default ${TTL_DEFAULT}, or --wait when that is longer; at most 7 days).
+
+Without --wait it prints the approval and exits 0. With --wait it blocks up to that many seconds for the verdict, woken by the server's event stream, and exits:
+  0  allowed
+  3  denied or canceled (the note, or why, on stderr)
+  5  no verdict in time, or the approval expired first
+--json prints {"todo": …}, the approval with its verdict, in every case.`;
+  static override examples = [
+    '<%= config.bin %> approval request "Deploy build 4711 to production?" --wait 600',
+    '<%= config.bin %> approval request "Merge PR #482?" --about 42 --body "all checks green" --ttl 3600',
+    'if <%= config.bin %> approval request "Run the migration?" --wait 300; then ./migrate.sh; fi',
+  ];
+  static override enableJsonFlag = true;
+  static override args = {
+    question: Args.string({ required: true, description: 'what the human is asked, one line' }),
+  };
+  static override flags = {
+    body: Flags.string({ description: 'more detail for the human', helpValue: 'TEXT' }),
+    about: todoIdFlag({ description: 'the todo the question is about' }),
+    ttl: Flags.integer({
+      min: 1,
+      max: TTL_MAX,
+      description: `seconds until it expires (default ${TTL_DEFAULT}, or --wait if longer)`,
+      helpValue: 'SECONDS',
+    }),
+    wait: Flags.integer({
+      min: 0,
+      max: TTL_MAX,
+      description: 'wait up to this many seconds for the verdict',
+      helpValue: 'SECONDS',
+    }),
+  };
+
+  async run(): Promise<{ todo: Todo }> {
+    const { args, flags } = await this.parse(ApprovalRequest);
+    const client = await this.client();
+    const ttl = flags.ttl ?? (flags.wait && flags.wait > TTL_DEFAULT ? flags.wait : undefined);
+    // Listening before asking costs nothing, and the first read after `ready` finds a verdict
+    // that came before the stream did.
+    const wakes =
+      flags.wait === undefined ? undefined : openWakeStream(await this.credentials(), 'approvals');
+    try {
+      const { todo: asked } = await client.requestApproval({
+        question: args.question,
+        body: flags.body,
+        about_todo_id: flags.about,
+        ttl_seconds: ttl,
+      });
+      if (!wakes) {
+        this.log(`asked ${formatTodoLine(asked)}`);
+        return { todo: asked };
+      }
+      this.log(`asked #${asked.id} — waiting for ${asked.assignee} to decide`);
+      const { outcome, todo } = await waitForVerdict(
+        client,
+        wakes,
+        asked.id,
+        Date.now() + flags.wait! * 1000,
+      );
+      if (outcome === 'decided' && todo.verdict === 'allow') {
+        this.log(formatTodoLine(todo));
+        return { todo };
+      }
+      // Not allowed: --json still prints the approval, then the exit code says how it ended.
+      if (this.jsonEnabled()) this.logJson({ todo });
+      throw refusal(outcome, todo, flags.wait!);
+    } finally {
+      wakes?.close();
+    }
+  }
+}
+
+function refusal(outcome: string, todo: Todo, waited: number): CommandError {
+  const ref = `#${todo.id}`;
+  switch (outcome) {
+    case 'decided':
+      return new CommandError(formatTodoLine(todo), EXIT.refused);
+    case 'canceled':
+      return new CommandError(
+        `${ref} was canceled${todo.summary ? `: ${todo.summary}` : ''}`,
+        EXIT.refused,
+      );
+    case 'expired':
+      return new CommandError(`${ref} expired without a verdict`, EXIT.noVerdict);
+    default:
+      return new CommandError(
+        `no verdict on ${ref} within ${waited} s — it stays open until ${todo.expires_at}`,
+        EXIT.noVerdict,
+      );
+  }
+}

@@ -1,0 +1,125 @@
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { createApiClient } from '../../src/client/api-client.js';
+import { openWakeStream } from '../../src/client/open-wake-stream.js';
+import { waitForVerdict } from '../../src/client/wait-for-verdict.js';
+import { startTestServer, type TestServer } from '../support/test-server.js';
+import { createCliHome, parseJson, runCli, startCli, type CliHome } from './support/run-cli.js';
+
+let server: TestServer;
+let home: CliHome;
+/** An agent owned by the admin: its questions go to the admin. */
+let agent: Record<string, string>;
+let agentToken: string;
+
+beforeAll(async () => {
+  [server, home] = await Promise.all([startTestServer({ sweepIntervalMs: 200 }), createCliHome()]);
+  const added = await server.api(server.adminToken, 'POST', '/agents', {
+    name: 'asker',
+    queues: ['deploys'],
+  });
+  agentToken = added.body.token;
+  agent = { ...home.env, SWITCHBOARD_URL: server.url, SWITCHBOARD_TOKEN: agentToken };
+});
+afterAll(async () => {
+  await server?.stop();
+  await home?.remove();
+});
+
+const decide = (id: number, verb: 'approve' | 'deny' | 'cancel', body: object = {}) =>
+  server.api(server.adminToken, 'POST', `/todos/${id}/${verb}`, body);
+
+/** Starts `approval request QUESTION … --wait`, and returns it with its approval's id once asked. */
+async function asking(args: string[], env = agent) {
+  const running = startCli(['approval', 'request', ...args], env);
+  for (const started = Date.now(); Date.now() - started < 20_000;) {
+    const [row] = await server.sql`select id from todos where title = ${args[0]!}`;
+    if (row) return { running, id: Number(row.id) };
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`no approval asked: ${running.stdout}`);
+}
+
+describe.concurrent('approval request', () => {
+  test('without --wait: asks the owner, prints the approval, exits 0', async () => {
+    const human = await runCli(['approval', 'request', 'Rotate the keys?', '--ttl', '60'], agent);
+    expect(human).toMatchObject({ code: 0, stderr: '' });
+    expect(human.stdout).toMatch(
+      /^asked #\d+ pending on approvals — Rotate the keys\? \(asker asks, expires at \S+Z\)\n$/,
+    );
+    const { todo } = parseJson(
+      await runCli(
+        ['approval', 'request', 'Ship it?', '--body', 'all green', '--about', '1', '--json'],
+        { ...agent, SWITCHBOARD_TOKEN: server.adminToken },
+      ),
+    );
+    // A human asking asks themself.
+    expect(todo).toMatchObject({ kind: 'approval', title: 'Ship it?', body: 'all green' });
+    expect(todo.assignee).toBe(todo.requested_by);
+    expect(todo.about_todo_id).toBe(1);
+  });
+
+  test('--wait: allowed while it waits, exit 0 with the verdict', async () => {
+    const { running, id } = await asking(['Deploy build 4711?', '--wait', '60']);
+    await running.waitFor(`asked #${id} — waiting for `);
+    await decide(id, 'approve', { note: 'go' });
+    const result = await running.done;
+    expect(result).toMatchObject({ code: 0, stderr: '' });
+    expect(result.stdout).toMatch(
+      new RegExp(`#${id} allowed by \\S+ — Deploy build 4711\\? \\(note: go\\)\\n$`),
+    );
+  });
+
+  test('--wait: denied is exit 3, the note on stderr; --json still prints the approval', async () => {
+    const { running, id } = await asking(['Drop the table?', '--wait', '60', '--json']);
+    await decide(id, 'deny', { note: 'not today' });
+    const result = await running.done;
+    expect(result.code).toBe(3);
+    expect(result.stderr).toMatch(
+      new RegExp(`^#${id} denied by \\S+ — Drop the table\\? \\(note: not today\\)\\n$`),
+    );
+    expect(parseJson(result).todo).toMatchObject({ id, verdict: 'deny', summary: 'not today' });
+  });
+
+  test('--wait: canceled is exit 3 with why', async () => {
+    const { running, id } = await asking(['Reboot?', '--wait', '60']);
+    // A cancel rings nothing: the wait sees it on its next read (here: its expiry, or the poll).
+    await decide(id, 'cancel', { reason: 'asked twice' });
+    await decide(
+      (await server.api(agentToken, 'POST', '/approvals', { question: 'nudge' })).body.todo.id,
+      'approve',
+    );
+    const result = await running.done;
+    expect(result.code).toBe(3);
+    expect(result.stderr).toBe(`#${id} was canceled: asked twice\n`);
+  });
+
+  test('--wait: no verdict in time is exit 5; so is an approval that expires first', async () => {
+    const quiet = await runCli(['approval', 'request', 'Anyone?', '--wait', '1'], agent);
+    expect(quiet.code).toBe(5);
+    expect(quiet.stderr).toMatch(/^no verdict on #\d+ within 1 s — it stays open until \S+Z\n$/);
+
+    const expiring = await runCli(
+      ['approval', 'request', 'Quick?', '--ttl', '1', '--wait', '30', '--json'],
+      agent,
+    );
+    expect(expiring.code).toBe(5);
+    expect(expiring.stderr).toMatch(/^#\d+ expired without a verdict\n$/);
+    expect(parseJson(expiring).todo.verdict).toBeNull();
+  });
+});
+
+test('a verdict recorded before the stream listens is found once it is ready', async () => {
+  const client = createApiClient({ url: server.url, token: agentToken });
+  const { todo } = await client.requestApproval({ question: 'Decided before anyone listens?' });
+  await decide(todo.id, 'approve');
+  // The stream opens after the verdict: no wake will ever come for it.
+  const wakes = openWakeStream({ url: server.url, token: agentToken }, 'approvals');
+  try {
+    const started = Date.now();
+    const outcome = await waitForVerdict(client, wakes, todo.id, Date.now() + 30_000);
+    expect(outcome).toMatchObject({ outcome: 'decided', todo: { verdict: 'allow' } });
+    expect(Date.now() - started).toBeLessThan(10_000);
+  } finally {
+    wakes.close();
+  }
+});
