@@ -57,51 +57,50 @@ export interface RingRequest {
  * the last rung; with none, the least recently rung webhook; with none either, nobody (the wake
  * is stored).
  *
- * Every wake of every todo comes through here, so it is two statements, not a transaction of
- * seven: take the ring, then pick and mark the target (or store the wake) in one. If the process
- * dies between the two, the ring row says rung and nobody was told: the todo's re-ring comes on
- * schedule. The rows only steer the doorbell, so neither commit waits for the disk unless it
- * records a stored wake in the history.
+ * Every wake of every todo comes through here, so it is one transaction of two statements (a
+ * third only when every session of the best rank is busy): take the ring, then pick and mark the
+ * target, or store the wake, in one. The rows only steer the doorbell, so the commit does not
+ * wait for the disk unless it records a stored wake in the history.
  */
-
 export async function takeRing(sql: postgres.Sql, request: RingRequest): Promise<Ring | null> {
   const { todoId, reason, schedule, sessionTtlMs } = request;
   const wakeId = typeof reason === 'object' ? reason.wake : null;
-  const nextRings = wakeId === null ? sql`r.rings + 1` : sql`1`;
-  const [taken] = await sql<
-    (RingedTodo & { assignee: string | null; rings: number; last_session: string | null })[]
-  >`
-    with todo as (
-      select t.id, t.queue, t.kind, t.title, t.url, t.assignee from todos t
-      where t.id = ${todoId} and t.state = 'pending' and t.available_at <= now() and t.kind <> 'approval'
-    ), taken as (
-      insert into todo_rings as r (todo_id, rings, next_ring_at, wake_id)
-      select id, 1, now() + make_interval(secs => ${schedule[0]! / 1000}), ${wakeId}
-      from todo, (select set_config('synchronous_commit', 'off', true)) steering_only
-      on conflict (todo_id) do update set
-        -- a new wake starts the schedule over; a re-ring or a failover moves along it
-        rings = ${nextRings},
-        next_ring_at = now() + make_interval(secs => (${schedule}::float8[])[least(${nextRings}, ${schedule.length})] / 1000),
-        wake_id = coalesce(excluded.wake_id, r.wake_id)
-      where ${
-        reason === 'retry'
-          ? sql`true`
-          : reason === 'due'
-            ? sql`r.next_ring_at <= now()`
-            : sql`r.wake_id is distinct from excluded.wake_id`
-      }
-      returning r.rings, r.last_session
-    )
-    select todo.*, taken.rings, taken.last_session from todo, taken`;
-  if (!taken) return null;
-  const { assignee, rings, last_session, ...todo } = taken;
-  const ring = { todo, rings, assignee, lastSession: last_session, sessionTtlMs };
-  const picked = await pickTarget(sql, ring, false);
-  if (picked !== 'busy') return { todo, rings, target: picked };
-  // Every session of the best rank is being rung for another todo this instant: wait for one,
-  // rather than fall to a lower rank or store a wake that a consumer was there to hear.
-  const waited = await pickTarget(sql, ring, true);
-  return { todo, rings, target: waited === 'busy' ? null : waited };
+  return sql.begin(async (tx) => {
+    const nextRings = wakeId === null ? tx`r.rings + 1` : tx`1`;
+    const [taken] = await tx<
+      (RingedTodo & { assignee: string | null; rings: number; last_session: string | null })[]
+    >`
+      with todo as (
+        select t.id, t.queue, t.kind, t.title, t.url, t.assignee from todos t
+        where t.id = ${todoId} and t.state = 'pending' and t.available_at <= now() and t.kind <> 'approval'
+      ), taken as (
+        insert into todo_rings as r (todo_id, rings, next_ring_at, wake_id)
+        select id, 1, now() + make_interval(secs => ${schedule[0]! / 1000}), ${wakeId} from todo
+        on conflict (todo_id) do update set
+          -- a new wake starts the schedule over; a re-ring or a failover moves along it
+          rings = ${nextRings},
+          next_ring_at = now() + make_interval(secs => (${schedule}::float8[])[least(${nextRings}, ${schedule.length})] / 1000),
+          wake_id = coalesce(excluded.wake_id, r.wake_id)
+        where ${
+          reason === 'retry'
+            ? tx`true`
+            : reason === 'due'
+              ? tx`r.next_ring_at <= now()`
+              : tx`r.wake_id is distinct from excluded.wake_id`
+        }
+        returning r.rings, r.last_session
+      )
+      select todo.*, taken.rings, taken.last_session from todo, taken`;
+    if (!taken) return null;
+    const { assignee, rings, last_session, ...todo } = taken;
+    const ring = { todo, rings, assignee, lastSession: last_session, sessionTtlMs };
+    const picked = await pickTarget(tx, ring, false);
+    if (picked !== 'busy') return { todo, rings, target: picked };
+    // Every session of the best rank is being rung for another todo this instant: wait for one,
+    // rather than fall to a lower rank or store a wake that a consumer was there to hear.
+    const waited = await pickTarget(tx, ring, true);
+    return { todo, rings, target: waited === 'busy' ? null : waited };
+  });
 }
 
 interface RingToPick {
@@ -123,7 +122,7 @@ interface RingToPick {
  * rung webhook; with none, the wake is stored in the history (once per wake, not on re-rings).
  */
 async function pickTarget(
-  sql: postgres.Sql,
+  sql: postgres.TransactionSql,
   ring: RingToPick,
   waitForBusy: boolean,
 ): Promise<RingTarget | 'busy' | null> {
