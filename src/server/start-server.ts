@@ -103,7 +103,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       await closed;
     }
     await github?.stop();
-    await wakes?.flush();
+    await wakes?.close();
     await sources?.stop();
     await dispatcher?.close();
     await hub?.close();
