@@ -12,10 +12,13 @@ import { startTestServer, type TestServer } from '../support/test-server.js';
 // in production; GitHub is faked with nock, the network off.
 
 const REPO = '/repos/Codertocat/Hello-World';
+// An attempt's deadline leaves room for a loaded machine: a write GitHub took whose answer is
+// read only after the deadline is retried, and sent twice (at least once, as in production,
+// where the deadline is 20 s).
 const WRITE_BACK = {
   pollIntervalMs: 50,
-  requestTimeoutMs: 200,
-  leaseMs: 500,
+  requestTimeoutMs: 500,
+  leaseMs: 1200,
   retryBaseMs: 50,
   retryMaxMs: 300,
   // GitHub is down for seconds here, not hours: nothing may be given up meanwhile.
@@ -204,7 +207,7 @@ test('regression: write-backs taken in one batch outlived their lease behind a h
   github.set({ tokens: 'up', reads: 'up', writes: 'hang' });
   const issues = [201, 202, 203, 204, 205, 206, 207, 208];
   await queueReactions(issues, 1);
-  await sleep(1200);
+  await sleep(2500); // longer than a lease
   github.set('up');
   await allSent(issues);
   expect(takenFor(issues).sort()).toEqual(
@@ -217,7 +220,7 @@ test('an installation token request that hangs past the lease: the write-back st
   github.set({ tokens: 'hang', reads: 'up', writes: 'up' });
   const issues = [301, 302];
   await queueReactions(issues, 2);
-  await sleep(1200);
+  await sleep(2500); // longer than a lease
   // The token requests are answered at last, and writes go through again.
   github.set('up');
   await allSent(issues);
@@ -236,13 +239,13 @@ test('regression: a hanging installation token request held the outbox sender, a
   await queueReactions([401], 3);
   // Each attempt is given up at its deadline and tried again later, not waited on for good.
   await expect
-    .poll(async () => (await outboxOf([401]))[0]?.attempts, { timeout: 3000 })
-    .toBeGreaterThanOrEqual(6);
+    .poll(async () => (await outboxOf([401]))[0]?.attempts, { timeout: 5000 })
+    .toBeGreaterThanOrEqual(4);
   const [row] = await server.sql`select last_error from github_outbox where issue_number = 401`;
-  expect(row!.last_error).toBe('timed out after 200 ms');
+  expect(row!.last_error).toBe('timed out after 500 ms');
   const stopping = performance.now();
   await third.stop();
-  expect(performance.now() - stopping).toBeLessThan(1000);
+  expect(performance.now() - stopping).toBeLessThan(2000);
   github.set('up');
   await allSent([401]);
   expect(takenFor([401])).toEqual([`POST ${REPO}/issues/401/reactions {"content":"eyes"}`]);
