@@ -33,12 +33,19 @@ export function isAgent(actor: Actor): actor is Actor & { kind: 'agent'; princip
 
 /**
  * The todos an actor may see, as a SQL condition on `todos`. An agent sees its own queues
- * (never quarantined todos) and the approvals it asked for; humans and the system see all.
- * Out-of-scope todos are reported as missing, exactly like todos that do not exist.
+ * (never quarantined todos) and the approvals it asked for; a human sees every todo but other
+ * humans' approvals (an approval is its assignee's to decide, and what it asks may be private);
+ * admins and the system see all. Out-of-scope todos are reported as missing, exactly like todos
+ * that do not exist.
  */
 export function visibleTo(db: Db, actor: Actor) {
-  if (!isAgent(actor)) return db`true`;
-  return db`((queue = any(${actor.principal.queues ?? []}::text[]) and state <> 'quarantined') or requested_by = ${actor.name})`;
+  if (isAgent(actor)) {
+    return db`((queue = any(${actor.principal.queues ?? []}::text[]) and state <> 'quarantined') or requested_by = ${actor.name})`;
+  }
+  if (actor.kind === 'human' && !actor.principal.is_admin) {
+    return db`(kind <> 'approval' or assignee = ${actor.name} or requested_by = ${actor.name})`;
+  }
+  return db`true`;
 }
 
 export function assertMayWorkQueue(actor: Actor, queue: string): void {

@@ -48,13 +48,13 @@ export async function decideApproval(
   const ref = `todo ${displayId(id)}`;
   if (!current) throw notFound(`${ref} not found`);
   if (current.kind !== 'approval') throw conflict(`${ref} is not an approval`);
+  // Another human's approval is not theirs to see, let alone decide: as if it did not exist.
+  if (current.assignee !== actor.name && !actor.principal.is_admin)
+    throw notFound(`${ref} not found`);
   if (current.verdict) {
     throw conflict(
       `${ref} was already decided: ${current.verdict} by ${current.decided_by} at ${current.decided_at?.toISOString()}`,
     );
-  }
-  if (current.assignee !== actor.name && !actor.principal.is_admin) {
-    throw forbidden(`${ref} is for ${current.assignee} to decide (or an admin)`);
   }
   // Canceled: by a human, by the sweeper once it expired, or because the session that asked went
   // away (its summary says which) — not necessarily expired.

@@ -413,3 +413,24 @@ describe('operations', () => {
     }
   });
 });
+
+describe('approvals are their human’s', () => {
+  test('regression: any human could read, list and try to decide another human’s approval through the API', async () => {
+    const carol = (await server.api(admin, 'POST', '/humans', { name: 'carol' })).body
+      .token as string;
+    // bob's agent asks bob.
+    const asked = await server.api(agent, 'POST', '/approvals', { question: 'may I tag v2?' });
+    expect(asked.status).toBe(201);
+    const id = asked.body.todo.id as number;
+    const read = await server.api(carol, 'GET', `/todos/${id}`);
+    expect(read).toMatchObject({ status: 404, body: { code: 'not_found' } });
+    const listed = await server.api(carol, 'GET', '/todos?state=all&limit=500');
+    expect(listed.body.todos.map((t: { id: number }) => t.id)).not.toContain(id);
+    const decided = await server.api(carol, 'POST', `/todos/${id}/approve`, {});
+    expect(decided).toMatchObject({ status: 404, body: { code: 'not_found' } });
+    // Its human, and an admin, see it as before.
+    expect((await server.api(human, 'GET', `/todos/${id}`)).status).toBe(200);
+    expect((await server.api(admin, 'GET', `/todos/${id}`)).status).toBe(200);
+    expect((await server.api(human, 'GET', `/todos/${id}`)).body.todo.state).toBe('pending');
+  });
+});

@@ -88,15 +88,19 @@ test('an agent can never decide, not even its own question', async () => {
   expect((await getTodo(db.sql, cast.ada, approval.id)).state).toBe('pending');
 });
 
-test('only the assignee or an admin decides; another human is refused', async () => {
+test('only the assignee or an admin decides; to another human the approval does not exist', async () => {
   const { sql } = db;
   // Ada's agent asks Ada; Bob is neither assignee nor admin.
   const approval = await requestApproval(sql, cast.other, { question: 'merge?', source: 'mcp' });
   expect(approval.assignee).toBe('ada');
   await expect(decideApproval(sql, cast.bob, approval.id, 'allow')).rejects.toMatchObject({
-    code: 'forbidden',
-    message: `todo #${approval.id} is for ada to decide (or an admin)`,
+    code: 'not_found',
+    message: `todo #${approval.id} not found`,
   });
+  await expect(getTodo(sql, cast.bob, approval.id)).rejects.toMatchObject({ code: 'not_found' });
+  expect((await listTodos(sql, cast.bob, { state: 'all' })).map((t) => t.id)).not.toContain(
+    approval.id,
+  );
   // An admin may decide any approval.
   const bobsAgentAsks = await requestApproval(sql, cast.bot, {
     question: 'deploy?',

@@ -30,8 +30,10 @@ export async function decideByComment(
       note: `no switchboard human has the GitHub login ${login ?? '(none)'}`,
     };
 
-  const [about] = await tx<{ source: string; meta: Record<string, unknown> }[]>`
-    select t.source, t.meta from todos a join todos t on t.id = a.about_todo_id
+  const [about] = await tx<
+    { source: string; meta: Record<string, unknown>; assignee: string | null }[]
+  >`
+    select t.source, t.meta, a.assignee from todos a join todos t on t.id = a.about_todo_id
     where a.id = ${command.approvalId} and a.kind = 'approval'`;
   const github = about ? githubMetaOf({ source: about.source, meta: about.meta } as never) : null;
   if (
@@ -40,6 +42,11 @@ export async function decideByComment(
     github.issue_number !== command.issueNumber
   ) {
     return { decided: false, note: `${ref} is not about work from this issue or pull request` };
+  }
+  // The ledger would answer "not found" (another human's approval is not theirs to see); the
+  // delivery's record, read by switchboard's humans, says plainly why the comment did nothing.
+  if (about!.assignee !== human.name && !human.is_admin) {
+    return { decided: false, note: `${ref} is for ${about!.assignee} to decide (or an admin)` };
   }
   try {
     await decideApproval(
