@@ -2,6 +2,7 @@
 // figures and ratios (one row per comparison), then each benchmark's detailed table, which
 // explains its rows. The sustained load run is not here: it takes a minute on its own
 // (`npm run load`, bench/load.ts).
+import { agentPathsBenchmark } from './agent-paths.js';
 import { claimBenchmark } from './claim.js';
 import { cliStartupBenchmark } from './cli-startup.js';
 import { consoleLatencyBenchmark } from './console-latency.js';
@@ -17,6 +18,7 @@ import { wakeLatencyBenchmark } from './wake-latency.js';
 /** Add a benchmark here: a module exporting `{ name, run(url) }`. */
 const benchmarks: Benchmark[] = [
   claimBenchmark,
+  agentPathsBenchmark,
   ingestBenchmark,
   wakeLatencyBenchmark,
   sessionMemoryBenchmark,

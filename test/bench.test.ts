@@ -1,4 +1,9 @@
 import { expect, inject, test } from 'vitest';
+import {
+  agentPathsSummaryRows,
+  formatAgentPathsTable,
+  runAgentPathsBenchmark,
+} from '../bench/agent-paths.js';
 import { claimSummaryRows, formatClaimTable, runClaimBenchmark } from '../bench/claim.js';
 import {
   cliStartupSummaryRows,
@@ -28,7 +33,12 @@ import {
 // small run still checks that every todo was claimed and completed exactly once).
 test('the claim benchmark runs end to end', { timeout: 120_000 }, async () => {
   const result = await runClaimBenchmark(inject('databaseUrl'), { todos: 60 });
-  expect(result.rows.map((row) => row.key).sort()).toEqual(['bare', 'graphile', 'ledger']);
+  expect(result.rows.map((row) => row.key).sort()).toEqual([
+    'bare',
+    'graphile',
+    'graphile_batched',
+    'ledger',
+  ]);
   for (const row of result.rows) {
     expect(row.rounds).toHaveLength(3);
     expect(row.median).toBeGreaterThan(0);
@@ -37,9 +47,15 @@ test('the claim benchmark runs end to end', { timeout: 120_000 }, async () => {
   const summary = claimSummaryRows(result);
   expect(summary.map((row) => row.baseline)).toEqual([
     expect.stringContaining('bare `SKIP LOCKED`'),
-    expect.stringContaining('graphile-worker'),
+    expect.stringContaining('graphile-worker 0.17 '),
+    expect.stringContaining('localQueue'),
   ]);
-  expect(summary.every((row) => /: (met|\*\*missed\*\*)$/.test(row.target))).toBe(true);
+  // The batched graphile-worker is shown beside the default one, with no target of its own.
+  expect(summary.map((row) => /: (met|\*\*missed\*\*)$/.test(row.target))).toEqual([
+    true,
+    true,
+    false,
+  ]);
   expect(formatSummaryTable(summary)).toContain('| claim + complete, 8 workers, 60 todos — vs');
 });
 
@@ -54,7 +70,10 @@ test('the ingestion benchmark runs end to end', { timeout: 120_000 }, async () =
   expect(result.ratio).toBeGreaterThan(0);
   expect(formatIngestTable(result)).toContain('| signed deliveries over HTTP, committed |');
   expect(ingestSummaryRows(result)).toEqual([
-    expect.objectContaining({ ratio: result.ratio.toFixed(2), target: '—' }),
+    expect.objectContaining({
+      ratio: result.ratio.toFixed(2),
+      target: expect.stringMatching(/^≥ 0\.3×, p99 ≤ 50 ms: (met|\*\*missed\*\*)$/),
+    }),
   ]);
 });
 
@@ -91,7 +110,9 @@ test('the session memory benchmark runs end to end', { timeout: 180_000 }, async
   expect(sessionMemorySummaryRows(result).map((row) => row.benchmark)).toEqual([
     'idle memory, 10 event streams',
     'idle memory, 10 MCP sessions',
+    'SIGTERM to exit, 10 MCP sessions open',
   ]);
+  for (const row of result.rows) expect(row.exitMs).toBeGreaterThan(0);
 });
 
 test('the web console benchmark runs end to end', { timeout: 180_000 }, async () => {
@@ -145,4 +166,25 @@ test('the load run runs end to end', { timeout: 180_000 }, async () => {
   expect(formatLoadTable(result)).toContain(
     '| **lost** (answered 2xx, but no todo / never completed) | **0**',
   );
+});
+
+test('the agent paths benchmark runs end to end', { timeout: 180_000 }, async () => {
+  // A small run still checks that every todo was claimed and completed once, over MCP and the API.
+  const result = await runAgentPathsBenchmark(inject('databaseUrl'), { todos: 30, requests: 20 });
+  expect(result.throughput.map((row) => row.key)).toEqual(['mcp', 'api', 'graphile']);
+  for (const row of result.throughput) {
+    expect(row.rounds).toHaveLength(3);
+    expect(row.median).toBeGreaterThan(0);
+  }
+  expect(result.latency.map((row) => row.key)).toEqual([
+    'bare',
+    'whoami',
+    'create',
+    'tool',
+    'mcp_create',
+  ]);
+  for (const row of result.latency) expect(row.ms.p99).toBeGreaterThanOrEqual(row.ms.p50);
+  expect(formatAgentPathsTable(result)).toContain('| 8 MCP clients over Streamable HTTP');
+  const summary = agentPathsSummaryRows(result);
+  expect(summary.slice(0, 3).every((row) => /: (met|\*\*missed\*\*)$/.test(row.target))).toBe(true);
 });
