@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, expect, test } from 'vitest';
+import webpush from 'web-push';
 import type { Logger } from '../../src/logger.js';
+import { SUBSCRIPTIONS_PER_HUMAN } from '../../src/web/push-subscriptions.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { addHuman } from './support/console.js';
 import {
@@ -168,15 +170,21 @@ test('an approval that expires or is canceled gets its closing push from the swe
 });
 
 test('a subscription the push service says is gone (410, 404) is removed, and that is recorded', async () => {
-  const di = await humanWithBrowsers(2);
-  const [dead, alive] = di.subscriptions as [SubscriptionJson, SubscriptionJson];
-  push.forget(tokenOf(dead));
+  const di = await humanWithBrowsers(3);
+  const [dead, missing, alive] = di.subscriptions as [
+    SubscriptionJson,
+    SubscriptionJson,
+    SubscriptionJson,
+  ];
+  push.forget(tokenOf(dead), 410);
+  push.forget(tokenOf(missing), 404);
   const id = (await server.api(di.token, 'POST', '/approvals', { question: 'Gone?' })).body.todo
     .id as number;
-  await expect.poll(async () => (await pushEvents(di.token, id)).length).toBe(2);
+  await expect.poll(async () => (await pushEvents(di.token, id)).length).toBe(3);
   const outcomes = (await pushEvents(di.token, id)).map((e) => e.data.outcome).sort();
   expect(outcomes).toEqual([
     'delivered',
+    'failed (404 from the push service: the subscription is gone, so it was removed)',
     'failed (410 from the push service: the subscription is gone, so it was removed)',
   ]);
   const left = await server.sql<{ endpoint: string }[]>`
@@ -275,7 +283,7 @@ test('refusals change nothing: no CSRF token, a foreign Origin, signed out, a su
 
 test('signing out deletes the session’s subscription; an expired session’s browser is not pushed to', async () => {
   const hy = await humanWithBrowsers(2);
-  const [leaving, lapsing] = hy.sessions as [FetchSession, FetchSession];
+  const [leaving] = hy.sessions as [FetchSession];
   const signOut = await fetch(`${server.url}/sign-out`, {
     method: 'POST',
     headers: {
@@ -295,7 +303,6 @@ test('signing out deletes the session’s subscription; an expired session’s b
   await server.sql`
     update web_sessions set expires_at = now() - interval '1 second'
     where id = (select session_id from web_push_subscriptions where endpoint = ${hy.subscriptions[1]!.endpoint})`;
-  void lapsing;
   const id = (await server.api(hy.token, 'POST', '/approvals', { question: 'Anyone?' })).body.todo
     .id as number;
   await pause(800);
@@ -315,4 +322,57 @@ test('the VAPID key pair is made once and shared by every process; pages offer i
     await fetch(second.url, { headers: { cookie: iv.sessions[0]!.cookie } })
   ).text();
   expect(fromSecond).toContain(`data-push-key="${keys[0]!.public_key}"`);
+});
+
+test('the fake push service’s checks can fail: another key’s signature, another browser’s keys', async () => {
+  const subscription = push.subscribe();
+  const other = webpush.generateVAPIDKeys();
+  const send = (
+    target: SubscriptionJson,
+    vapidDetails: { publicKey: string; privateKey: string },
+  ) =>
+    webpush
+      .sendNotification(target, '{"type":"approval"}', {
+        vapidDetails: { subject: 'mailto:test@invalid', ...vapidDetails },
+        agent: push.agent,
+      })
+      .then(
+        (answer) => answer.statusCode,
+        (error: { statusCode?: number }) => error.statusCode,
+      );
+  const rejected = push.rejected.length;
+  // A key pair that is not the server's.
+  expect(await send(subscription, other)).toBe(403);
+  // The server's public key named, but signed with another private key.
+  const publicKey = await vapidPublicKey(server);
+  expect(await send(subscription, { publicKey, privateKey: other.privateKey })).toBe(403);
+  // Encrypted for another browser's keys.
+  const stranger = push.subscribe();
+  expect(await send({ ...subscription, keys: stranger.keys }, other)).toBe(403);
+  const [{ private_key }] = await server.sql<[{ private_key: string }]>`
+    select private_key from web_push_keys`;
+  expect(
+    await send({ ...subscription, keys: stranger.keys }, { publicKey, privateKey: private_key }),
+  ).toBe(400);
+  expect(push.rejected.slice(rejected)).toEqual([
+    'VAPID: the key is not the server’s',
+    'VAPID: bad signature',
+    'VAPID: the key is not the server’s',
+    expect.stringMatching(/^payload: /),
+  ]);
+  // And the right ones pass.
+  expect(await send(subscription, { publicKey, privateKey: private_key })).toBe(201);
+});
+
+test(`a human keeps at most ${SUBSCRIPTIONS_PER_HUMAN} browsers; the oldest goes first`, async () => {
+  const jo = await humanWithBrowsers(1);
+  const session = jo.sessions[0]!;
+  const first = jo.subscriptions[0]!;
+  for (let i = 0; i < SUBSCRIPTIONS_PER_HUMAN; i++)
+    expect((await postSubscription(server, push.subscribe(), session)).status).toBe(204);
+  const kept = await server.sql<{ endpoint: string }[]>`
+    select s.endpoint from web_push_subscriptions s join principals p on p.id = s.principal_id
+    where p.name = ${jo.name}`;
+  expect(kept).toHaveLength(SUBSCRIPTIONS_PER_HUMAN);
+  expect(kept.map((row) => row.endpoint)).not.toContain(first.endpoint);
 });

@@ -52,8 +52,8 @@ export interface FakePushService {
   rejected: string[];
   /** The statuses to answer the next pushes to a subscription with (then 201). */
   failNext(token: string, statuses: number[], headers?: Record<string, string>): void;
-  /** The subscription is gone (the browser unsubscribed): 410 from now on. */
-  forget(token: string): void;
+  /** The subscription is gone (the browser unsubscribed): 410 (or 404) from now on. */
+  forget(token: string, status?: 404 | 410): void;
   /** Called with each accepted push's plaintext, e.g. to hand it to a real service worker. */
   onPush?: (push: ReceivedPush, plaintext: string) => void | Promise<void>;
   close(): Promise<void>;
@@ -97,7 +97,7 @@ export async function startFakePushService(vapidPublicKey: () => Promise<string>
 
   const browsers = new Map<string, { ecdh: ECDH; auth: Buffer }>();
   const failures = new Map<string, { statuses: number[]; headers: Record<string, string> }>();
-  const gone = new Set<string>();
+  const gone = new Map<string, number>();
   const received: ReceivedPush[] = [];
   const rejected: string[] = [];
   let origin = '';
@@ -128,7 +128,7 @@ export async function startFakePushService(vapidPublicKey: () => Promise<string>
           return reject(400, `payload: ${(error as Error).message}`);
         }
         const failing = failures.get(token);
-        const status = gone.has(token) ? 410 : (failing?.statuses.shift() ?? 201);
+        const status = gone.get(token) ?? failing?.statuses.shift() ?? 201;
         const push: ReceivedPush = {
           token,
           status,
@@ -182,8 +182,8 @@ export async function startFakePushService(vapidPublicKey: () => Promise<string>
     failNext(token, statuses, headers = {}) {
       failures.set(token, { statuses: [...statuses], headers });
     },
-    forget(token) {
-      gone.add(token);
+    forget(token, status = 410) {
+      gone.set(token, status);
     },
     async close() {
       agent.destroy();
