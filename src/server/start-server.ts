@@ -28,6 +28,7 @@ import {
 } from '../providers/github/create-github-provider.js';
 import { VERSION } from '../package-root.js';
 import { createWebConsole, type WebConsole } from '../web/create-web-console.js';
+import type { PushTuning } from '../web/push-sender.js';
 import { createSources, type Sources } from '../sources/create-sources.js';
 import { loadSecretKey } from '../sources/load-secret-key.js';
 import { bootstrapAdmin } from './bootstrap-admin.js';
@@ -51,6 +52,8 @@ export interface StartServerOptions {
   deliveryTiming?: Partial<DispatcherTiming>;
   /** Tests: the web console's failed sign-in attempts allowed per address (20 per 15 min). */
   signInAttemptLimit?: number;
+  /** Tests: the web console's Web Push (a fake push service, shorter sweeps and retries). */
+  webPush?: PushTuning;
   /** Aborted (Ctrl-C during start-up): the embedded PostgreSQL's start gives up at its next step. */
   signal?: AbortSignal;
 }
@@ -103,6 +106,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       await closed;
     }
     await github?.stop();
+    await web?.push.stop();
     await wakes?.close();
     await sources?.stop();
     await dispatcher?.close();
@@ -161,15 +165,17 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       version: VERSION,
       dispatcher,
     });
-    web = createWebConsole({
+    web = await createWebConsole({
       sql: db.sql,
       log,
       dispatcher,
+      hub,
       tokens,
       hooks,
       publicUrl: config.publicUrl,
       githubOAuth: config.githubOAuth,
       signInAttemptLimit: options.signInAttemptLimit,
+      push: options.webPush,
     });
     const { app } = createHttpApp({
       sql: db.sql,

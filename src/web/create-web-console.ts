@@ -2,6 +2,7 @@ import express, { Router } from 'express';
 import type postgres from 'postgres';
 import type { GitHubOAuthCredentials } from '../config/server-config.js';
 import type { Dispatcher } from '../delivery/create-dispatcher.js';
+import type { WakeHub } from '../delivery/wake-hub.js';
 import type { TodoHooks } from '../http/todo-routes.js';
 import { HttpError } from '../http/http-error.js';
 import type { TokenCache } from '../http/token-cache.js';
@@ -10,19 +11,25 @@ import { createChangeFeed } from './change-feed.js';
 import { consoleAssets } from './console-assets.js';
 import { liveStreams } from './live-streams.js';
 import { guardChanges, pageRoutes } from './page-routes.js';
+import { loadPushKeys } from './push-keys.js';
+import { pushRoutes } from './push-routes.js';
+import { createPushSender, type PushSender, type PushTuning } from './push-sender.js';
 import { pageRenderer } from './render-page.js';
 import { securityHeaders } from './security-headers.js';
+import { serviceWorkerRoute } from './service-worker-route.js';
 import { signInRoutes } from './sign-in-routes.js';
 import { webErrorHandler } from './web-error-handler.js';
 import { readWebSession } from './web-request.js';
 
 const CONSOLE_PATH =
-  /^\/(?:$|approvals\/|todos(?:$|\/)|quarantine$|deliveries$|agents(?:$|\/)|live$|sign-in(?:$|\/)|sign-out$|auth\/github(?:$|\/))/;
+  /^\/(?:$|approvals\/|todos(?:$|\/)|quarantine$|deliveries$|agents(?:$|\/)|live$|push\/|sign-in(?:$|\/)|sign-out$|auth\/github(?:$|\/))/;
 
 export interface WebConsoleOptions {
   sql: postgres.Sql;
   log: Logger;
   dispatcher: Dispatcher;
+  /** The ledger's wakes, which Web Push hears (approvals, verdicts). */
+  hub: WakeHub;
   /** The API's token cache: forgotten at once when an agent is revoked from a page. */
   tokens: TokenCache;
   hooks?: TodoHooks;
@@ -33,6 +40,8 @@ export interface WebConsoleOptions {
   pollMs?: number;
   /** Failed sign-in attempts allowed per address per 15 minutes. */
   signInAttemptLimit?: number;
+  /** Web Push: tests' fake push service, shorter sweeps and retries. */
+  push?: PushTuning;
 }
 
 export interface WebConsole {
@@ -42,6 +51,8 @@ export interface WebConsole {
   apiRoutes: Router;
   /** How many page streams are open in this process. */
   openStreams(): number;
+  /** Web Push's sender: stopped (and waited for) before the database closes. */
+  push: PushSender;
   close(): void;
 }
 
@@ -50,12 +61,21 @@ export interface WebConsole {
  * kept live by one server-sent-events stream each, every change a real form. An adapter like
  * the JSON API: it calls the same ledger functions, as the signed-in human, via `web`.
  */
-export function createWebConsole(options: WebConsoleOptions): WebConsole {
+export async function createWebConsole(options: WebConsoleOptions): Promise<WebConsole> {
   const { sql, log, dispatcher, publicUrl } = options;
   const hooks = options.hooks ?? {};
   const cookies = { secure: publicUrl?.startsWith('https:') ?? false };
   const assets = consoleAssets();
-  const render = pageRenderer(assets.urls);
+  const keys = await loadPushKeys(sql);
+  const push = createPushSender({
+    sql,
+    hub: options.hub,
+    keys,
+    subject: vapidSubject(publicUrl),
+    log,
+    tuning: options.push,
+  });
+  const render = pageRenderer(assets.urls, keys.publicKey);
   const feed = createChangeFeed(sql, { intervalMs: options.pollMs, log });
   const streams = liveStreams({ sql, dispatcher, feed, hooks, log });
   const signIn = signInRoutes({
@@ -70,6 +90,7 @@ export function createWebConsole(options: WebConsoleOptions): WebConsole {
 
   const routes = Router();
   routes.use(assets.routes);
+  routes.use(serviceWorkerRoute());
   const pages = Router();
   pages.use(securityHeaders);
   pages.use(readWebSession(sql, cookies));
@@ -77,6 +98,7 @@ export function createWebConsole(options: WebConsoleOptions): WebConsole {
   pages.use(guardChanges(publicUrl, render));
   pages.use(signIn.routes);
   pages.use(streams.routes);
+  pages.use(pushRoutes(sql));
   pages.use(pageRoutes({ sql, hooks, render, publicUrl, tokens: options.tokens }));
   pages.use((req, _res, next) =>
     next(new HttpError(404, 'not_found', `There is no page at ${req.path}.`)),
@@ -88,9 +110,22 @@ export function createWebConsole(options: WebConsoleOptions): WebConsole {
     routes,
     apiRoutes: signIn.apiRoutes,
     openStreams: () => streams.size(),
+    push,
     close() {
       feed.close();
       streams.closeAll();
     },
   };
+}
+
+/**
+ * Who runs this server, for the push services (VAPID's `sub`): its public https address, else
+ * a mailto: that reaches nobody (push services ask only that it be a URL; Apple's refuses localhost).
+ */
+function vapidSubject(publicUrl: string | undefined): string {
+  if (publicUrl?.startsWith('https:')) {
+    const url = new URL(publicUrl);
+    if (url.hostname !== 'localhost') return url.origin;
+  }
+  return 'mailto:switchboard@invalid';
 }

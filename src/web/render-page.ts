@@ -19,14 +19,14 @@ export interface PageOptions {
 export type RenderPage = (res: Response, options: PageOptions) => void;
 
 /** Sends a whole page in the layout, as the signed-in human (if any) sees it. */
-export function pageRenderer(assets: AssetUrls): RenderPage {
+export function pageRenderer(assets: AssetUrls, pushKey: string): RenderPage {
   return (res, options) => {
     const web = webRequestOf(res);
     const markup = layout({
       title: options.title,
       nav: options.nav ?? 'none',
       human: web
-        ? { name: web.actor.name, csrf: web.csrf, waiting: options.waiting ?? 0 }
+        ? { name: web.actor.name, csrf: web.csrf, waiting: options.waiting ?? 0, pushKey }
         : undefined,
       stream: options.stream,
       assets,

@@ -12,6 +12,8 @@ const CSP = [
   "style-src 'self'",
   "img-src 'self'",
   "connect-src 'self'",
+  // the Web Push service worker, /sw.js
+  "worker-src 'self'",
   "form-action 'self'",
   "frame-ancestors 'none'",
   "base-uri 'none'",

@@ -56,7 +56,11 @@ export async function startTestServer(
     log?: Logger;
     deliveryTiming?: Partial<DispatcherTiming>;
     /** The web console: GitHub sign-in, a public URL, the sign-in attempt limit. */
-    web?: Pick<ServerConfig, 'githubOAuth' | 'publicUrl'> & { signInAttemptLimit?: number };
+    web?: Pick<ServerConfig, 'githubOAuth' | 'publicUrl'> & {
+      signInAttemptLimit?: number;
+      /** Web Push: the agent that trusts a fake push service, shorter sweeps and retries. */
+      push?: StartServerOptions['webPush'];
+    };
   } = {},
 ): Promise<TestServer> {
   const dir = await mkdtemp(join(tmpdir(), 'switchboard-server-'));
@@ -90,6 +94,7 @@ export async function startTestServer(
     sweepIntervalMs: options.sweepIntervalMs,
     deliveryTiming: options.deliveryTiming,
     signInAttemptLimit: options.web?.signInAttemptLimit,
+    webPush: options.web?.push,
     handleSignals: true,
   });
   const adminToken = options.schema

@@ -1,4 +1,4 @@
-/* global document, window, Notification, MutationObserver, setInterval */
+/* global document, window, navigator, console, Notification, MutationObserver, URLSearchParams, setInterval */
 // The web console's behaviour in the browser, loaded by every page (the pages' CSP allows no
 // inline script): the live/offline indicator, the count of waiting approvals in the title,
 // relative times and countdowns, j/k/a/d on the keyboard, and browser notifications. Pages work
@@ -69,7 +69,8 @@
   document.addEventListener('htmx:afterSettle', tick);
 
   // Notifications: permission is asked on a click, never on load; then every approval the
-  // stream announces (into the hidden #notify) becomes one.
+  // stream announces (into the hidden #notify) becomes one, and this browser subscribes to Web
+  // Push, so that approvals are told with every page closed (the service worker, /sw.js).
   var notifyButton = document.getElementById('notify-button');
   var canNotify = 'Notification' in window;
   if (canNotify && notifyButton && Notification.permission === 'default') {
@@ -77,8 +78,61 @@
     notifyButton.addEventListener('click', function () {
       Notification.requestPermission().then(function () {
         notifyButton.hidden = Notification.permission !== 'default';
+        subscribePush();
       });
     });
+  }
+  // Granted before: the subscription is handed in again once per session and tab, so that it
+  // follows a new sign-in (it is bound to the session that handed it in).
+  if (canNotify && Notification.permission === 'granted') subscribePush();
+
+  function subscribePush() {
+    var key = notifyButton && notifyButton.getAttribute('data-push-key');
+    var csrf = notifyButton && notifyButton.getAttribute('data-csrf');
+    if (!key || !csrf || Notification.permission !== 'granted') return;
+    if (!('serviceWorker' in navigator) || !('PushManager' in window)) return;
+    var handedIn = 'switchboard.push:' + csrf;
+    navigator.serviceWorker
+      .register('/sw.js', { scope: '/' })
+      .then(function () {
+        return navigator.serviceWorker.ready;
+      })
+      .then(function (registration) {
+        return registration.pushManager.getSubscription().then(function (existing) {
+          if (existing && window.sessionStorage.getItem(handedIn)) return null;
+          return (
+            existing ||
+            registration.pushManager.subscribe({
+              userVisibleOnly: true,
+              applicationServerKey: key,
+            })
+          );
+        });
+      })
+      .then(function (subscription) {
+        if (!subscription) return;
+        var json = subscription.toJSON();
+        return window
+          .fetch('/push/subscriptions', {
+            method: 'POST',
+            credentials: 'same-origin',
+            body: new URLSearchParams({
+              _csrf: csrf,
+              endpoint: json.endpoint,
+              p256dh: json.keys.p256dh,
+              auth: json.keys.auth,
+            }),
+          })
+          .then(function (response) {
+            if (response.ok) window.sessionStorage.setItem(handedIn, '1');
+            else console.warn('switchboard: the server refused this browser’s push subscription');
+          });
+      })
+      .catch(function (error) {
+        // No push service here (a private window, a browser without one): open pages still
+        // notify.
+        console.info('switchboard: Web Push is not available here: ' + error.message);
+      });
   }
   var sink = document.getElementById('notify');
   if (sink) {

@@ -5,7 +5,7 @@ export interface LayoutOptions {
   title: string;
   nav: NavKey;
   /** The signed-in human (none on the sign-in and error pages). */
-  human?: { name: string; csrf: string; waiting: number };
+  human?: { name: string; csrf: string; waiting: number; pushKey?: string };
   /** The page's live stream (`/live?page=…&rev=…`); none: a page that is not live. */
   stream?: string;
   assets: AssetUrls;
@@ -92,7 +92,15 @@ export function layout(options: LayoutOptions): Html {
                           >`
                         : ''
                     }
-                    <button id="notify-button" type="button" hidden>Notify me</button>
+                    <button
+                      id="notify-button"
+                      type="button"
+                      data-push-key="${human.pushKey ?? ''}"
+                      data-csrf="${human.csrf}"
+                      hidden
+                    >
+                      Notify me
+                    </button>
                     <form method="post" action="/sign-out">
                       <input type="hidden" name="_csrf" value="${human.csrf}" />
                       <button type="submit">Sign out</button>
