@@ -104,9 +104,10 @@ test('Notify me subscribes through PushManager and hands the subscription in; th
 
   // The page subscribed for the server's key, user-visible only, and handed it in for ada.
   const key = await vapidPublicKey(server);
-  expect(await w.page.evaluate(() => (globalThis as any).pushCalls)).toEqual([
-    { userVisibleOnly: true, applicationServerKey: key },
-  ]);
+  // (The button hides once permission is granted; the service worker and the subscription follow.)
+  await expect
+    .poll(() => w.page.evaluate(() => (globalThis as any).pushCalls))
+    .toEqual([{ userVisibleOnly: true, applicationServerKey: key }]);
   await expect
     .poll(
       async () =>
