@@ -3,9 +3,7 @@
 //
 //   npm run bench:ingest           (BENCH_DELIVERIES=2000, BENCH_DATABASE_URL=… optional)
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFile } from 'node:fs/promises';
 import { performance } from 'node:perf_hooks';
 import { sign } from '@octokit/webhooks-methods';
 import type postgres from 'postgres';
@@ -16,7 +14,7 @@ import { countFromEnv } from './support/count-from-env.js';
 import { formatCount, targetCell } from './support/format-summary-table.js';
 import { percentile } from './support/percentile.js';
 import { runIfMain } from './support/run-if-main.js';
-import { startBenchServer } from './support/start-bench-server.js';
+import { spawnServerProcess } from './support/spawn-server-process.js';
 
 const SENDERS = 16;
 const ROUNDS = 3;
@@ -54,11 +52,13 @@ export interface IngestResult {
   rows: IngestResultRow[];
   /** Median ingestion rate ÷ median insert rate. */
   ratio: number;
+  /** The server process's CPU time per delivery over the timed rounds, in ms (user + system). */
+  serverCpuMs: number;
 }
 
 /**
- * Starts a server on its own schema (no App credentials: nothing calls GitHub) and, round by
- * round, has 16 senders post `deliveries` signed deliveries and 16 connections insert as many
+ * Starts a server in a process of its own, on its own schema (no App credentials: nothing calls
+ * GitHub), as in production, where the senders are elsewhere; and, round by round, has 16 senders post `deliveries` signed deliveries and 16 connections insert as many
  * comparable rows, one statement and one commit each.
  */
 export async function runIngestBenchmark(
@@ -67,10 +67,10 @@ export async function runIngestBenchmark(
 ): Promise<IngestResult> {
   const deliveries = options.deliveries ?? countFromEnv('BENCH_DELIVERIES', DEFAULT_DELIVERIES);
   const runId = randomBytes(3).toString('hex');
-  const dir = await mkdtemp(join(tmpdir(), 'switchboard-bench-ingest-'));
   const serverSchema = `bench_ingest_${runId}`;
   const insertSchema = `bench_insert_${runId}`;
-  const server = await startBenchServer({ url, schema: serverSchema, dir, webhookSecret: SECRET });
+  const server = await spawnServerProcess(url, serverSchema, { webhookSecret: SECRET });
+  const serverSql = connect(url, { schema: serverSchema, max: 1, log: silentLogger });
   const sql = connect(url, { schema: insertSchema, max: SENDERS, log: silentLogger });
   try {
     const [{ synchronous_commit: synchronousCommit }] = await sql<
@@ -85,12 +85,18 @@ export async function runIngestBenchmark(
     await runSenders(warmup, send);
     await runSenders(warmup, insert);
     const rounds: Record<SystemKey, Round[]> = { ingest: [], insert: [] };
+    let serverCpuUs = 0;
     for (let round = 1; round <= ROUNDS; round++) {
       for (const [key, work] of [
         ['ingest', send],
         ['insert', insert],
       ] as const) {
+        const before = key === 'ingest' ? (await server.gc()).cpu : undefined;
         const measured = await runSenders(deliveries, work);
+        if (before) {
+          const after = (await server.gc()).cpu;
+          serverCpuUs += after.user - before.user + after.system - before.system;
+        }
         rounds[key].push(measured);
         progress(
           `round ${round}/${ROUNDS} ${key}: ${Math.round(deliveries / (measured.ms / 1000))}/s`,
@@ -100,7 +106,7 @@ export async function runIngestBenchmark(
 
     // Durably accepted means committed: every delivery recorded once, with its todo.
     const total = warmup + ROUNDS * deliveries;
-    const [check] = await server.sql<[{ deliveries: number; created: number; todos: number }]>`
+    const [check] = await serverSql<[{ deliveries: number; created: number; todos: number }]>`
       select (select count(*)::int from github_deliveries) as deliveries,
              (select count(*)::int from github_deliveries where disposition = 'created') as created,
              (select count(*)::int from todos where source = 'github') as todos`;
@@ -117,13 +123,14 @@ export async function runIngestBenchmark(
       synchronousCommit,
       rows,
       ratio: rows[0]!.median / rows[1]!.median,
+      serverCpuMs: serverCpuUs / 1000 / (ROUNDS * deliveries),
     };
   } finally {
     await sql`drop schema if exists ${sql(insertSchema)} cascade`.catch(() => {});
     await sql.end({ timeout: 5 });
-    await server.sql`drop schema if exists ${server.sql(serverSchema)} cascade`.catch(() => {});
-    await server.close();
-    await rm(dir, { recursive: true, force: true });
+    await server.stop();
+    await serverSql`drop schema if exists ${serverSql(serverSchema)} cascade`.catch(() => {});
+    await serverSql.end({ timeout: 5 });
   }
 }
 
@@ -141,6 +148,8 @@ export function formatIngestTable(result: IngestResult): string {
     '| --- | ---: | ---: | ---: | ---: |',
     `| signed deliveries over HTTP, committed | ${Math.round(ingest!.median)} | ${ms(ingest!.p50)} | ${ms(ingest!.p99)} | ${result.ratio.toFixed(2)} |`,
     `| bare single-row INSERT | ${Math.round(insert!.median)} | ${ms(insert!.p50)} | ${ms(insert!.p99)} | 1.00 |`,
+    '',
+    `the server process's CPU time per delivery: ${result.serverCpuMs.toFixed(2)} ms`,
     '',
     `rounds (per second): ${result.rows
       .map((row) => `${row.key} ${row.rounds.map((rate) => Math.round(rate)).join(' / ')}`)
