@@ -124,12 +124,23 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       webhookSecret: config.webhookSecret,
       app: config.github,
       Octokit: options.Octokit,
-      tuning: options.githubTuning,
+      tuning: {
+        ...options.githubTuning,
+        reconcile: {
+          ...(config.reconcileMinutes !== undefined && {
+            intervalMs: config.reconcileMinutes * 60_000,
+          }),
+          ...options.githubTuning?.reconcile,
+        },
+      },
     });
     if (!config.webhookSecret)
       log.warn({}, 'WEBHOOK_SECRET is not set: every GitHub delivery will be refused');
     if (!config.github)
-      log.info({}, 'no GitHub App credentials (APP_ID, PRIVATE_KEY): GitHub write-back is off');
+      log.info(
+        {},
+        'no GitHub App credentials (APP_ID, PRIVATE_KEY): GitHub write-back and reconcile are off',
+      );
     const secretKey = await loadSecretKey({
       secretKey: config.secretKey,
       embedded: db.embedded,
