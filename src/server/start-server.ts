@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { AddressInfo } from 'node:net';
 import type postgres from 'postgres';
 import type { ProbotOctokit } from 'probot';
-import type { ServerConfig } from '../config/server-config.js';
+import { DEFAULT_RETENTION_DAYS, type ServerConfig } from '../config/server-config.js';
 import { migrate } from '../db/migrate.js';
 import { openDatabase } from '../db/open-database.js';
 import {
@@ -30,6 +30,7 @@ import { VERSION } from '../package-root.js';
 import { createWebConsole, type WebConsole } from '../web/create-web-console.js';
 import { createSources, type Sources } from '../sources/create-sources.js';
 import { loadSecretKey } from '../sources/load-secret-key.js';
+import { createPruner, type Pruner } from '../retention/create-pruner.js';
 import { bootstrapAdmin } from './bootstrap-admin.js';
 
 export interface StartServerOptions {
@@ -87,6 +88,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   let tokens: TokenCache | undefined;
   let wakes: WakeNotifier | undefined;
   let web: WebConsole | undefined;
+  let pruner: Pruner | undefined;
   /** Responses not yet ended (event streams included, until they are closed). */
   const inFlight = new Set<ServerResponse>();
   const close = async () => {
@@ -102,7 +104,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       http.closeAllConnections();
       await closed;
     }
-    await github?.stop();
+    await Promise.all([github?.stop(), pruner?.stop()]);
     await wakes?.close();
     await sources?.stop();
     await dispatcher?.close();
@@ -221,6 +223,12 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     sweeper.unref();
     github.start();
     sources.start();
+    pruner = createPruner({
+      sql: db.sql,
+      log,
+      retentionDays: config.retentionDays ?? DEFAULT_RETENTION_DAYS,
+    });
+    pruner.start();
     log.info({ url, embedded_postgres: db.embedded }, 'switchboard is listening');
     return { url, sql: db.sql, schema: db.schema, close };
   } catch (error) {
