@@ -74,6 +74,76 @@ export interface RulesDryRun {
   };
 }
 
+/** A delivery as `GET /deliveries` lists it: what it was, and what it made or why not. */
+export interface Delivery {
+  id: number;
+  /** `github`, or the source's name. */
+  source: string;
+  kind: string;
+  delivery_id: string;
+  event: string;
+  action: string | null;
+  subject: string | null;
+  actor: string | null;
+  installation_id: number | null;
+  disposition: string;
+  todo_id: number | null;
+  note: string | null;
+  received_at: string;
+}
+
+/** One delivery in full (`GET /deliveries/:id`): also the facts the rules read. */
+export interface DeliveryRecord extends Delivery {
+  facts: Record<string, unknown> | null;
+  body_sha256: string | null;
+}
+
+export interface DeliveryFilter {
+  source?: string | undefined;
+  limit?: number | undefined;
+  before?: number | undefined;
+}
+
+/** `GET /deliveries/:id/explain`: today's rules on the stored facts, beside what happened. */
+export interface DeliveryExplanation {
+  delivery: DeliveryRecord;
+  was: { disposition: string; todo_id: number | null; note: string | null };
+  would: {
+    disposition: string;
+    rule: string | null;
+    queue: string | null;
+    kind: string | null;
+    title: string | null;
+    assignee: string | null;
+    attributed_to: string | null;
+    write_backs: string[];
+    verdict: { approval_id: number; verdict: 'allow' | 'deny' } | null;
+    note: string | null;
+  } | null;
+  rules: { from: 'repository' | 'defaults' | 'source'; note: string };
+}
+
+/** An event in GitHub's delivery log that switchboard has no record of, and what was done. */
+export interface MissingDelivery {
+  guid: string;
+  event: string;
+  action: string | null;
+  delivered_at: string;
+  status_code: number;
+  status: string;
+  requests: number;
+  outcome: 'requested' | 'refused' | 'waiting' | 'given_up' | 'deferred';
+  error?: string;
+}
+
+export interface ReconcileReport {
+  since: string;
+  listed: number;
+  events: number;
+  recorded: number;
+  missing: MissingDelivery[];
+}
+
 export interface NewApproval {
   question: string;
   body?: string | undefined;
@@ -95,7 +165,12 @@ export type ApiClient = ReturnType<typeof createApiClient>;
  */
 export function createApiClient(credentials: Credentials) {
   const base = credentials.url.replace(/\/+$/, '');
-  const call = async <T>(method: string, path: string, body?: unknown): Promise<T> => {
+  const call = async <T>(
+    method: string,
+    path: string,
+    body?: unknown,
+    timeoutMs?: number,
+  ): Promise<T> => {
     const response = await sendRequest(new URL(`${base}/api/v1${path}`), {
       method,
       headers: {
@@ -105,6 +180,7 @@ export function createApiClient(credentials: Credentials) {
         ...(body === undefined ? {} : { 'content-type': 'application/json' }),
       },
       body: body === undefined ? undefined : JSON.stringify(body),
+      timeoutMs,
     });
     let json: unknown;
     try {
@@ -189,6 +265,27 @@ export function createApiClient(credentials: Credentials) {
         'PUT',
         `/sources/${encodeURIComponent(name)}/rules`,
         { rules, dry_run: dryRun },
+      ),
+
+    listDeliveries(filter: DeliveryFilter = {}) {
+      const query = new URLSearchParams();
+      for (const [key, value] of Object.entries(filter)) {
+        if (value !== undefined) query.set(key, String(value));
+      }
+      const search = query.size ? `?${query.toString()}` : '';
+      return call<{ deliveries: Delivery[] }>('GET', `/deliveries${search}`);
+    },
+    getDelivery: (id: number) =>
+      call<{ delivery: DeliveryRecord }>('GET', `/deliveries/${encodeURIComponent(id)}`),
+    explainDelivery: (id: number) =>
+      call<DeliveryExplanation>('GET', `/deliveries/${encodeURIComponent(id)}/explain`),
+    // A pass may wait a minute for another process's, then pace its requests to GitHub.
+    reconcileDeliveries: (sinceSeconds?: number) =>
+      call<{ reconcile: ReconcileReport }>(
+        'POST',
+        '/deliveries/reconcile',
+        { since_seconds: sinceSeconds },
+        5 * 60_000,
       ),
 
     listHumans: () => call<{ humans: Principal[] }>('GET', '/humans'),

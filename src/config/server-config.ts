@@ -31,7 +31,19 @@ export interface ServerConfig {
    * data directory gets one of its own; with DATABASE_URL, sources are off.
    */
   secretKey?: string | undefined;
+  /** SWITCHBOARD_RETENTION_DAYS: deliveries, sent write-backs, finished todos' history (30). */
+  retentionDays?: number;
+  /** SWITCHBOARD_RECONCILE_MINUTES: how often GitHub's delivery log is reconciled (5; 0: by hand only). */
+  reconcileMinutes?: number;
 }
+
+/**
+ * Retention never goes below this: reconcile looks back over GitHub's 3-day delivery log, and a
+ * delivery whose record was pruned inside it would be taken for one never received, asked for
+ * again, and make its todo a second time.
+ */
+export const MIN_RETENTION_DAYS = 4;
+export const DEFAULT_RETENTION_DAYS = 30;
 
 export interface GitHubOAuthCredentials {
   clientId: string;
@@ -56,6 +68,16 @@ const Env = z.object({
     .transform((url) => url.replace(/\/+$/, ''))
     .optional(),
   SWITCHBOARD_SECRET_KEY: z.string().min(1).optional(),
+  SWITCHBOARD_RETENTION_DAYS: z.coerce
+    .number()
+    .int()
+    .min(
+      MIN_RETENTION_DAYS,
+      `must be at least ${MIN_RETENTION_DAYS} (days), to outlast GitHub's 3-day delivery log`,
+    )
+    .max(36_500)
+    .default(DEFAULT_RETENTION_DAYS),
+  SWITCHBOARD_RECONCILE_MINUTES: z.coerce.number().int().min(0).max(1440).default(5),
 });
 
 /** Reads the server's settings from the environment; `overrides` come from command-line flags. */
@@ -102,5 +124,7 @@ export function loadServerConfig(
         : undefined,
     publicUrl: vars.SWITCHBOARD_PUBLIC_URL,
     secretKey: vars.SWITCHBOARD_SECRET_KEY,
+    retentionDays: vars.SWITCHBOARD_RETENTION_DAYS,
+    reconcileMinutes: vars.SWITCHBOARD_RECONCILE_MINUTES,
   };
 }

@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { AddressInfo } from 'node:net';
 import type postgres from 'postgres';
 import type { ProbotOctokit } from 'probot';
-import type { ServerConfig } from '../config/server-config.js';
+import { DEFAULT_RETENTION_DAYS, type ServerConfig } from '../config/server-config.js';
 import { migrate } from '../db/migrate.js';
 import { openDatabase } from '../db/open-database.js';
 import {
@@ -31,6 +31,7 @@ import { createWebConsole, type WebConsole } from '../web/create-web-console.js'
 import type { PushTuning } from '../web/push-sender.js';
 import { createSources, type Sources } from '../sources/create-sources.js';
 import { loadSecretKey } from '../sources/load-secret-key.js';
+import { createPruner, type Pruner } from '../retention/create-pruner.js';
 import { bootstrapAdmin } from './bootstrap-admin.js';
 
 export interface StartServerOptions {
@@ -90,6 +91,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   let tokens: TokenCache | undefined;
   let wakes: WakeNotifier | undefined;
   let web: WebConsole | undefined;
+  let pruner: Pruner | undefined;
   /** Responses not yet ended (event streams included, until they are closed). */
   const inFlight = new Set<ServerResponse>();
   const close = async () => {
@@ -105,8 +107,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       http.closeAllConnections();
       await closed;
     }
-    await github?.stop();
-    await web?.push.stop();
+    await Promise.all([github?.stop(), pruner?.stop(), web?.push.stop()]);
     await wakes?.close();
     await sources?.stop();
     await dispatcher?.close();
@@ -128,12 +129,23 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       webhookSecret: config.webhookSecret,
       app: config.github,
       Octokit: options.Octokit,
-      tuning: options.githubTuning,
+      tuning: {
+        ...options.githubTuning,
+        reconcile: {
+          ...(config.reconcileMinutes !== undefined && {
+            intervalMs: config.reconcileMinutes * 60_000,
+          }),
+          ...options.githubTuning?.reconcile,
+        },
+      },
     });
     if (!config.webhookSecret)
       log.warn({}, 'WEBHOOK_SECRET is not set: every GitHub delivery will be refused');
     if (!config.github)
-      log.info({}, 'no GitHub App credentials (APP_ID, PRIVATE_KEY): GitHub write-back is off');
+      log.info(
+        {},
+        'no GitHub App credentials (APP_ID, PRIVATE_KEY): GitHub write-back and reconcile are off',
+      );
     const secretKey = await loadSecretKey({
       secretKey: config.secretKey,
       embedded: db.embedded,
@@ -216,6 +228,12 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     sweeper.unref();
     github.start();
     sources.start();
+    pruner = createPruner({
+      sql: db.sql,
+      log,
+      retentionDays: config.retentionDays ?? DEFAULT_RETENTION_DAYS,
+    });
+    pruner.start();
     log.info({ url, embedded_postgres: db.embedded }, 'switchboard is listening');
     return { url, sql: db.sql, schema: db.schema, close };
   } catch (error) {

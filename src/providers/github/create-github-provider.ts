@@ -6,13 +6,16 @@ import type { Metrics } from '../../http/metrics.js';
 import type { TodoHooks } from '../../http/todo-routes.js';
 import type { Logger } from '../../logger.js';
 import { checkWebhookRequest } from './check-webhook-request.js';
+import { createDeliveryReconciler, type DeliveryReconciler } from './create-delivery-reconciler.js';
 import { createWriteBackSender, type WriteBackTuning } from './create-write-back-sender.js';
 import { deliveriesRoutes } from './deliveries-routes.js';
+import { repositoryConfigReader } from './explain-delivery.js';
 import { ingestDelivery } from './ingest-delivery.js';
 import { loadRepositoryConfig } from './load-repository-config.js';
 import { probotLogger } from './probot-logger.js';
 import { queueReplyComment } from './queue-reply-comment.js';
 import { queueSummaryComment } from './queue-summary-comment.js';
+import { DEFAULT_RECONCILE_TUNING, type ReconcileTuning } from './reconcile-deliveries.js';
 
 export interface GitHubTuning {
   /** A delivery is committed or refused within this (GitHub gives up at 10 s; Probot answers 202 at 9 s). */
@@ -22,6 +25,8 @@ export interface GitHubTuning {
   /** A body already recorded under another delivery id within this is a replay (0: off). */
   replayWindowMs: number;
   writeBack: WriteBackTuning;
+  /** Reconcile with GitHub's delivery log (reconcile-deliveries.ts). */
+  reconcile: ReconcileTuning;
 }
 
 export const DEFAULT_GITHUB_TUNING: GitHubTuning = {
@@ -39,6 +44,7 @@ export const DEFAULT_GITHUB_TUNING: GitHubTuning = {
     // 10 s doubling to an hour: about 20 hours of retries before a write-back is given up.
     maxAttempts: 25,
   },
+  reconcile: DEFAULT_RECONCILE_TUNING,
 };
 
 export interface GitHubProviderOptions {
@@ -52,7 +58,10 @@ export interface GitHubProviderOptions {
   /** Tests: an Octokit class with retries and throttling off. */
   Octokit?: typeof ProbotOctokit;
   /** Tests: shorter deadlines and faster retries. */
-  tuning?: Partial<Omit<GitHubTuning, 'writeBack'>> & { writeBack?: Partial<WriteBackTuning> };
+  tuning?: Partial<Omit<GitHubTuning, 'writeBack' | 'reconcile'>> & {
+    writeBack?: Partial<WriteBackTuning>;
+    reconcile?: Partial<ReconcileTuning>;
+  };
   /** Announces new todos' wakes after their delivery committed (src/delivery/wake-notifier.ts). */
   announce?: TodoHooks['announce'];
 }
@@ -62,9 +71,9 @@ export interface GitHubProvider {
   webhooks: RequestHandler | null;
   /** Todo hooks (completion write-back). */
   hooks: TodoHooks;
-  /** Authenticated routes under /api/v1 (recent deliveries). */
+  /** Authenticated routes under /api/v1 (deliveries: list, show, explain, reconcile). */
   routes: Router;
-  /** Starts background work (the write-back outbox). */
+  /** Starts background work (the write-back outbox, reconcile with GitHub's delivery log). */
   start(): void;
   /** Stops background work, letting an attempt in flight finish. */
   stop(): Promise<void>;
@@ -96,9 +105,13 @@ export async function createGitHubProvider(
     ...DEFAULT_GITHUB_TUNING,
     ...options.tuning,
     writeBack: { ...DEFAULT_GITHUB_TUNING.writeBack, ...options.tuning?.writeBack },
+    reconcile: { ...DEFAULT_GITHUB_TUNING.reconcile, ...options.tuning?.reconcile },
   };
-  const routes = deliveriesRoutes(sql);
+  const reconcileOff = !app
+    ? "reconcile is off: this server has no GitHub App credentials (APP_ID, PRIVATE_KEY) to read GitHub's delivery log with"
+    : 'reconcile is off: without WEBHOOK_SECRET every delivery is refused, so none is asked for again';
   if (!webhookSecret && !app) {
+    const routes = deliveriesRoutes(sql, { reconciler: null, reconcileOff, readConfig: null });
     return { webhooks: null, hooks: {}, routes, start() {}, async stop() {} };
   }
 
@@ -118,6 +131,16 @@ export async function createGitHubProvider(
         tuning: tuning.writeBack,
       })
     : undefined;
+  // Asking GitHub for a delivery again needs the App (its JWT) and a secret to verify it with.
+  const reconciler: DeliveryReconciler | null =
+    app && webhookSecret
+      ? createDeliveryReconciler({ sql, log, auth: () => probot.auth(), tuning: tuning.reconcile })
+      : null;
+  const routes = deliveriesRoutes(sql, {
+    reconciler,
+    reconcileOff,
+    readConfig: app ? repositoryConfigReader(probot, tuning.configTimeoutMs) : null,
+  });
 
   let webhooks: RequestHandler | null = null;
   if (webhookSecret) {
@@ -180,7 +203,12 @@ export async function createGitHubProvider(
     webhooks,
     hooks: app ? { afterComplete: queueSummaryComment, afterReply: queueReplyComment } : {},
     routes,
-    start: () => sender?.start(),
-    stop: async () => sender?.stop(),
+    start: () => {
+      sender?.start();
+      if (tuning.reconcile.intervalMs > 0) reconciler?.start();
+    },
+    stop: async () => {
+      await Promise.all([sender?.stop(), reconciler?.stop()]);
+    },
   };
 }

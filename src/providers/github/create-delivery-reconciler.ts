@@ -1,0 +1,114 @@
+import type postgres from 'postgres';
+import type { ProbotOctokit } from 'probot';
+import { withAdvisoryLock } from '../../db/with-advisory-lock.js';
+import { conflict } from '../../ledger/index.js';
+import type { Logger } from '../../logger.js';
+import {
+  reconcileDeliveries,
+  type ReconcileReport,
+  type ReconcileTuning,
+} from './reconcile-deliveries.js';
+
+export interface DeliveryReconciler {
+  /** A pass now, then one every `intervalMs` (none with 0). */
+  start(): void;
+  /**
+   * A pass by hand (`switchboard deliveries reconcile`), over the last `sinceMs`: waits for a
+   * pass another process is running to end (a minute at most), then runs its own.
+   */
+  run(sinceMs: number): Promise<ReconcileReport>;
+  /** Stops: a pass in flight is cut short (its GitHub request aborted). */
+  stop(): Promise<void>;
+}
+
+const LOCK = 'switchboard.reconcile';
+/** How long a pass by hand waits for another process's pass. */
+const HAND_WAIT_MS = 60_000;
+
+/**
+ * Reconcile with GitHub's delivery log (reconcile-deliveries.ts) in the background of every
+ * server process with App credentials, one process at a time: whoever holds the advisory lock
+ * runs the pass, the others skip their turn.
+ */
+export function createDeliveryReconciler(options: {
+  sql: postgres.Sql;
+  log: Logger;
+  /** The App's own Octokit (a JWT, no installation): Probot's `auth()`. */
+  auth(): Promise<ProbotOctokit>;
+  tuning: ReconcileTuning;
+}): DeliveryReconciler {
+  const { sql, log, tuning } = options;
+  const stopping = new AbortController();
+  let timer: NodeJS.Timeout | undefined;
+  const inFlight = new Set<Promise<unknown>>();
+
+  const pass = (sinceMs: number) => async () =>
+    reconcileDeliveries(sql, await options.auth(), { sinceMs, tuning, signal: stopping.signal });
+
+  const track = <T>(promise: Promise<T>): Promise<T> => {
+    inFlight.add(promise);
+    void promise.finally(() => inFlight.delete(promise)).catch(() => {});
+    return promise;
+  };
+
+  const background = async () => {
+    const outcome = await withAdvisoryLock(sql, LOCK, pass(tuning.windowMs));
+    if (!outcome.locked) return;
+    const report = outcome.value;
+    const counts = Object.fromEntries(
+      ['requested', 'refused', 'waiting', 'given_up', 'deferred'].map((outcome) => [
+        outcome,
+        report.missing.filter((missing) => missing.outcome === outcome).length,
+      ]),
+    );
+    const fields = {
+      listed: report.listed,
+      events: report.events,
+      recorded: report.recorded,
+      ...counts,
+    };
+    if (report.missing.length) log.info(fields, "reconciled GitHub's delivery log");
+    else log.debug(fields, "reconciled GitHub's delivery log: nothing missing");
+  };
+
+  const tick = () => {
+    track(background())
+      .catch((error: unknown) =>
+        // The message only: an Octokit error carries its request, JWT and all.
+        log.warn(
+          { error: error instanceof Error ? error.message : String(error) },
+          "reconciling GitHub's delivery log failed; will try again",
+        ),
+      )
+      .finally(() => {
+        if (!stopping.signal.aborted && tuning.intervalMs > 0)
+          timer = setTimeout(tick, tuning.intervalMs).unref();
+      });
+  };
+
+  return {
+    start() {
+      if (timer || stopping.signal.aborted) return;
+      timer = setTimeout(tick, 0).unref();
+    },
+    async run(sinceMs) {
+      const outcome = await track(
+        withAdvisoryLock(sql, LOCK, pass(sinceMs), {
+          waitMs: HAND_WAIT_MS,
+          signal: stopping.signal,
+        }),
+      );
+      if (!outcome.locked) {
+        throw conflict(
+          'another switchboard process is reconciling right now; try again in a minute',
+        );
+      }
+      return outcome.value;
+    },
+    async stop() {
+      stopping.abort();
+      clearTimeout(timer);
+      await Promise.allSettled([...inFlight]);
+    },
+  };
+}

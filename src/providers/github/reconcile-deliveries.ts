@@ -1,0 +1,252 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type postgres from 'postgres';
+import type { ProbotOctokit } from 'probot';
+
+export interface ReconcileTuning {
+  /** Between two background passes (0: by hand only). */
+  intervalMs: number;
+  /** How far back a pass looks by default: GitHub keeps three days of deliveries. */
+  windowMs: number;
+  /** Redeliveries asked for in one pass; the rest wait for the next one. */
+  maxRequests: number;
+  /** Between two redelivery requests (GitHub asks integrations to pace what they create). */
+  spacingMs: number;
+  /** Deliveries per page of the log (GitHub's maximum is 100), and pages per pass. */
+  perPage: number;
+  maxPages: number;
+  /** One GitHub request is abandoned after this. */
+  requestTimeoutMs: number;
+}
+
+export const GITHUB_LOG_WINDOW_MS = 3 * 86_400_000;
+
+export const DEFAULT_RECONCILE_TUNING: ReconcileTuning = {
+  intervalMs: 5 * 60_000,
+  windowMs: GITHUB_LOG_WINDOW_MS,
+  // At most 50 a pass, a second apart: well inside GitHub's secondary limits (80 content-creating
+  // requests a minute), and 600 an hour at the default interval — a long outage's backlog heals
+  // within hours, inside the three days GitHub keeps it.
+  maxRequests: 50,
+  spacingMs: 1000,
+  perPage: 100,
+  maxPages: 100,
+  requestTimeoutMs: 20_000,
+};
+
+/** Asking for an event more often than this is not healing it. */
+export const MAX_REQUESTS_PER_EVENT = 3;
+
+/**
+ * What became of an event GitHub sent that switchboard has no record of:
+ * - `requested`: asked now, GitHub took it (the redelivery arrives on its own, soon after);
+ * - `refused`: asked now, GitHub refused (`error` says what it answered; asked again next pass);
+ * - `waiting`: asked before, and the redelivery is not in GitHub's log yet;
+ * - `given_up`: asked three times, and still not received;
+ * - `deferred`: over this pass's budget, for the next pass.
+ */
+export type MissingOutcome = 'requested' | 'refused' | 'waiting' | 'given_up' | 'deferred';
+
+export interface MissingDelivery {
+  /** GitHub's id of the event: the X-GitHub-Delivery a redelivery carries again. */
+  guid: string;
+  event: string;
+  action: string | null;
+  /** The latest attempt GitHub lists: when, and what it got (0: no answer). */
+  delivered_at: string;
+  status_code: number;
+  status: string;
+  /** How many times switchboard has asked for it, this pass included. */
+  requests: number;
+  outcome: MissingOutcome;
+  error?: string;
+}
+
+export interface ReconcileReport {
+  /** The start of the window looked at (never before this database was created). */
+  since: string;
+  /** Attempts GitHub listed in the window, and the events they are attempts of. */
+  listed: number;
+  events: number;
+  /** Events switchboard has a record of. */
+  recorded: number;
+  /** The others, oldest first. */
+  missing: MissingDelivery[];
+}
+
+/** GitHub's log could not be read: nothing was asked for. */
+export class DeliveryLogUnreadable extends Error {
+  override readonly name = 'DeliveryLogUnreadable';
+}
+
+type LoggedAttempt = {
+  id: number | bigint;
+  guid: string;
+  delivered_at: string;
+  redelivery: boolean;
+  status: string;
+  status_code: number;
+  event: string;
+  action: string | null;
+};
+
+interface AskedRow {
+  guid: string;
+  attempt_id: string;
+  requests: number;
+  accepted: boolean;
+}
+
+/** The status and GitHub's message only: an Octokit error also carries the request and its JWT. */
+export function describeGitHubError(error: unknown): string {
+  const status = (error as { status?: unknown }).status;
+  const message = (error instanceof Error ? error.message : String(error)).slice(0, 300);
+  return typeof status === 'number' ? `GitHub answered ${status}: ${message}` : message;
+}
+
+/**
+ * One pass over GitHub's delivery log (`GET /app/hook/deliveries`, as the App, newest first, by
+ * cursor), back to the start of the window: every event in it that switchboard has no record of
+ * — its delivery failed (switchboard was down, or answered 5xx) or never reached it — is asked for
+ * again (`POST /app/hook/deliveries/{id}/attempts`), within the pass's budget, each once: again
+ * only when GitHub's log shows that the redelivery failed too, and never more than three times.
+ * What was asked is written down before it is asked, so that whichever process runs the next
+ * pass knows. The caller makes sure one process runs a pass at a time.
+ *
+ * GitHub sends a redelivery with the event's X-GitHub-Delivery, so the ordinary intake records
+ * it once, and a redelivery of an event already recorded is a `duplicate` that makes nothing.
+ */
+export async function reconcileDeliveries(
+  sql: postgres.Sql,
+  octokit: ProbotOctokit,
+  options: { sinceMs: number; tuning: ReconcileTuning; signal?: AbortSignal | undefined },
+): Promise<ReconcileReport> {
+  const { tuning } = options;
+  const request = () => ({
+    signal: options.signal
+      ? AbortSignal.any([options.signal, AbortSignal.timeout(tuning.requestTimeoutMs)])
+      : AbortSignal.timeout(tuning.requestTimeoutMs),
+  });
+  // A delivery from before this database existed was never meant for it (another deployment's,
+  // or one before this installation): it is not switchboard's to ask for.
+  // GitHub's times are whole seconds.
+  const [{ since }] = await sql<[{ since: Date }]>`
+    select date_trunc('second', greatest(now() - make_interval(secs => ${options.sinceMs / 1000}),
+                                         (select min(applied_at) from schema_migrations))) as since`;
+
+  const attempts: LoggedAttempt[] = [];
+  try {
+    let cursor: string | undefined;
+    for (let page = 0; page < tuning.maxPages; page++) {
+      const response = await octokit.rest.apps.listWebhookDeliveries({
+        per_page: tuning.perPage,
+        ...(cursor ? { cursor } : {}),
+        request: request(),
+      });
+      let older = false;
+      for (const attempt of response.data as LoggedAttempt[]) {
+        if (Date.parse(attempt.delivered_at) < since.getTime()) older = true;
+        else attempts.push(attempt);
+      }
+      cursor = nextCursor(response.headers.link);
+      if (older || !cursor) break;
+    }
+  } catch (error) {
+    throw new DeliveryLogUnreadable(
+      `GitHub's delivery log could not be read: ${describeGitHubError(error)}`,
+      { cause: error },
+    );
+  }
+
+  // Each event's latest attempt speaks for it.
+  const latest = new Map<string, LoggedAttempt>();
+  for (const attempt of attempts) {
+    const seen = latest.get(attempt.guid);
+    if (!seen || BigInt(attempt.id) > BigInt(seen.id)) latest.set(attempt.guid, attempt);
+  }
+  const guids = [...latest.keys()];
+  const recorded = new Set(
+    (
+      await sql<{ delivery_id: string }[]>`
+        select distinct delivery_id from github_deliveries
+        where delivery_id = any(${guids}) and disposition <> 'duplicate'`
+    ).map((row) => row.delivery_id),
+  );
+  const asked = new Map(
+    (
+      await sql<AskedRow[]>`
+        select guid, attempt_id::text, requests, accepted from github_redeliveries
+        where guid = any(${guids})`
+    ).map((row) => [row.guid, row]),
+  );
+
+  const missing = [...latest.values()]
+    .filter((attempt) => !recorded.has(attempt.guid))
+    .sort(
+      (a, b) =>
+        Date.parse(a.delivered_at) - Date.parse(b.delivered_at) ||
+        Number(BigInt(a.id) - BigInt(b.id)),
+    );
+  const report: ReconcileReport = {
+    since: since.toISOString(),
+    listed: attempts.length,
+    events: latest.size,
+    recorded: recorded.size,
+    missing: [],
+  };
+  let budget = tuning.maxRequests;
+  for (const attempt of missing) {
+    const before = asked.get(attempt.guid);
+    const entry: MissingDelivery = {
+      guid: attempt.guid,
+      event: attempt.event,
+      action: attempt.action,
+      delivered_at: attempt.delivered_at,
+      status_code: attempt.status_code,
+      status: attempt.status,
+      requests: before?.requests ?? 0,
+      outcome: 'deferred',
+    };
+    report.missing.push(entry);
+    // Asked, taken, and GitHub has made no attempt since: the redelivery is on its way.
+    if (before?.accepted && BigInt(attempt.id) <= BigInt(before.attempt_id)) {
+      entry.outcome = 'waiting';
+      continue;
+    }
+    if (before && before.requests >= MAX_REQUESTS_PER_EVENT) {
+      entry.outcome = 'given_up';
+      continue;
+    }
+    if (budget === 0 || options.signal?.aborted) continue;
+    if (budget < tuning.maxRequests) await sleep(tuning.spacingMs, undefined, { ref: false });
+    budget--;
+    const [row] = await sql<[{ requests: number }]>`
+      insert into github_redeliveries (guid, event, action, attempt_id, status_code)
+      values (${attempt.guid}, ${attempt.event.slice(0, 100)}, ${attempt.action?.slice(0, 100) ?? null},
+              ${String(attempt.id)}, ${attempt.status_code})
+      on conflict (guid) do update
+        set requests = github_redeliveries.requests + 1, attempt_id = excluded.attempt_id,
+            status_code = excluded.status_code, requested_at = now(), accepted = false, error = null
+      returning requests`;
+    entry.requests = row.requests;
+    try {
+      await octokit.rest.apps.redeliverWebhookDelivery({
+        delivery_id: Number(attempt.id),
+        request: request(),
+      });
+      entry.outcome = 'requested';
+      await sql`update github_redeliveries set accepted = true where guid = ${attempt.guid}`;
+    } catch (error) {
+      entry.outcome = 'refused';
+      entry.error = describeGitHubError(error);
+      await sql`update github_redeliveries set error = ${entry.error.slice(0, 500)} where guid = ${attempt.guid}`;
+    }
+  }
+  return report;
+}
+
+/** The cursor of the next page, from GitHub's Link header (`<…&cursor=v1_…>; rel="next"`). */
+function nextCursor(link: string | undefined): string | undefined {
+  const next = link?.split(',').find((part) => /rel="next"/.test(part));
+  const url = next && /<([^>]+)>/.exec(next)?.[1];
+  return url ? (new URL(url).searchParams.get('cursor') ?? undefined) : undefined;
+}

@@ -1,0 +1,85 @@
+import type postgres from 'postgres';
+import { withAdvisoryLock } from '../db/with-advisory-lock.js';
+import type { Logger } from '../logger.js';
+import { pruneOldRows, type HistoryCursor, type Pruned } from './prune-old-rows.js';
+
+export interface Pruner {
+  start(): void;
+  /** One pass now, unless another process is pruning (null then). */
+  runOnce(): Promise<Pruned | null>;
+  /** Stops after the statement in flight. */
+  stop(): Promise<void>;
+}
+
+/** Once an hour: the batches are small, and a day's rows are few next to 30 days' worth. */
+export const PRUNE_INTERVAL_MS = 3_600_000;
+
+/**
+ * Retention in the background of every server process, one process at a time (an advisory
+ * lock: the others skip their turn): a pass on start, then every `intervalMs`.
+ */
+export function createPruner(options: {
+  sql: postgres.Sql;
+  log: Logger;
+  retentionDays: number;
+  intervalMs?: number;
+  batchSize?: number;
+}): Pruner {
+  const { sql, log } = options;
+  const intervalMs = options.intervalMs ?? PRUNE_INTERVAL_MS;
+  const cursor: { history: HistoryCursor | null } = { history: null };
+  const stopping = new AbortController();
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<Pruned | null> | undefined;
+
+  const runOnce = (): Promise<Pruned | null> => {
+    running ??= (async () => {
+      const started = performance.now();
+      const outcome = await withAdvisoryLock(sql, 'switchboard.retention', () =>
+        pruneOldRows(sql, {
+          retentionDays: options.retentionDays,
+          batchSize: options.batchSize,
+          cursor,
+          signal: stopping.signal,
+        }),
+      );
+      if (!outcome.locked) return null;
+      const pruned = outcome.value;
+      if (Object.values(pruned).some((count) => count > 0)) {
+        log.info(
+          {
+            ...pruned,
+            retention_days: options.retentionDays,
+            ms: Math.round(performance.now() - started),
+          },
+          'pruned rows past retention',
+        );
+      }
+      return pruned;
+    })().finally(() => {
+      running = undefined;
+    });
+    return running;
+  };
+
+  const tick = () => {
+    runOnce()
+      .catch((error: unknown) => log.warn({ err: error }, 'retention pass failed; will try again'))
+      .finally(() => {
+        if (!stopping.signal.aborted) timer = setTimeout(tick, intervalMs).unref();
+      });
+  };
+
+  return {
+    start() {
+      if (timer || stopping.signal.aborted) return;
+      timer = setTimeout(tick, 0).unref();
+    },
+    runOnce,
+    async stop() {
+      stopping.abort();
+      clearTimeout(timer);
+      await running?.catch(() => {});
+    },
+  };
+}
