@@ -6,6 +6,9 @@ export default defineConfig({
     globalSetup: ['test/support/global-setup.ts'],
     // oclif's runCommand and the CLI tests read the real console.
     disableConsoleIntercept: true,
+    // Two files at a time (vitest's default on two cores is one): most of a file's time is spent
+    // waiting on child processes, streams and the database, so the pair shares the cores well.
+    maxWorkers: 2,
     testTimeout: 30_000,
     // Waiting for something asynchronous (a wake, a child process) on a loaded 2-core machine.
     expect: { poll: { timeout: 10_000, interval: 50 } },
