@@ -2,6 +2,12 @@ import type { Principal as LedgerPrincipal } from '../contract/principal.js';
 import type { Todo as LedgerTodo, TodoEvent as LedgerTodoEvent } from '../contract/todo.js';
 import { ApiError } from './client-errors.js';
 import { sendRequest } from './send-request.js';
+import type {
+  Delivery,
+  DeliveryExplanation,
+  DeliveryRecord,
+  ReconcileReport,
+} from '../contract/deliveries.js';
 
 /** A ledger row as it crosses JSON: dates arrive as ISO-8601 strings. */
 type Json<T> = {
@@ -74,74 +80,10 @@ export interface RulesDryRun {
   };
 }
 
-/** A delivery as `GET /deliveries` lists it: what it was, and what it made or why not. */
-export interface Delivery {
-  id: number;
-  /** `github`, or the source's name. */
-  source: string;
-  kind: string;
-  delivery_id: string;
-  event: string;
-  action: string | null;
-  subject: string | null;
-  actor: string | null;
-  installation_id: number | null;
-  disposition: string;
-  todo_id: number | null;
-  note: string | null;
-  received_at: string;
-}
-
-/** One delivery in full (`GET /deliveries/:id`): also the facts the rules read. */
-export interface DeliveryRecord extends Delivery {
-  facts: Record<string, unknown> | null;
-  body_sha256: string | null;
-}
-
 export interface DeliveryFilter {
   source?: string | undefined;
   limit?: number | undefined;
   before?: number | undefined;
-}
-
-/** `GET /deliveries/:id/explain`: today's rules on the stored facts, beside what happened. */
-export interface DeliveryExplanation {
-  delivery: DeliveryRecord;
-  was: { disposition: string; todo_id: number | null; note: string | null };
-  would: {
-    disposition: string;
-    rule: string | null;
-    queue: string | null;
-    kind: string | null;
-    title: string | null;
-    assignee: string | null;
-    attributed_to: string | null;
-    write_backs: string[];
-    verdict: { approval_id: number; verdict: 'allow' | 'deny' } | null;
-    note: string | null;
-  } | null;
-  rules: { from: 'repository' | 'defaults' | 'source'; note: string };
-}
-
-/** An event in GitHub's delivery log that switchboard has no record of, and what was done. */
-export interface MissingDelivery {
-  guid: string;
-  event: string;
-  action: string | null;
-  delivered_at: string;
-  status_code: number;
-  status: string;
-  requests: number;
-  outcome: 'requested' | 'refused' | 'waiting' | 'given_up' | 'deferred';
-  error?: string;
-}
-
-export interface ReconcileReport {
-  since: string;
-  listed: number;
-  events: number;
-  recorded: number;
-  missing: MissingDelivery[];
 }
 
 export interface NewApproval {

@@ -1,6 +1,6 @@
 import * as Flags from '@oclif/core/flags';
 import { ApiError } from '../../../src/client/client-errors.js';
-import type { ReconcileReport } from '../../../src/client/api-client.js';
+import type { ReconcileReport } from '../../../src/contract/deliveries.js';
 import { CommandError, EXIT } from '../../command-error.js';
 import { fitToTerminal, formatTable } from '../../format-todos.js';
 import { SwitchboardCommand } from '../../switchboard-command.js';

@@ -1,5 +1,5 @@
 import * as Args from '@oclif/core/args';
-import type { DeliveryRecord } from '../../../src/client/api-client.js';
+import type { DeliveryRecord } from '../../../src/contract/deliveries.js';
 import { SwitchboardCommand } from '../../switchboard-command.js';
 
 export default class DeliveriesShow extends SwitchboardCommand {

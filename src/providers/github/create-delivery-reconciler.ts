@@ -3,11 +3,8 @@ import type { ProbotOctokit } from 'probot';
 import { withAdvisoryLock } from '../../db/with-advisory-lock.js';
 import { conflict } from '../../ledger/index.js';
 import type { Logger } from '../../logger.js';
-import {
-  reconcileDeliveries,
-  type ReconcileReport,
-  type ReconcileTuning,
-} from './reconcile-deliveries.js';
+import type { ReconcileReport } from '../../contract/deliveries.js';
+import { reconcileDeliveries, type ReconcileTuning } from './reconcile-deliveries.js';
 
 export interface DeliveryReconciler {
   /** A pass now, then one every `intervalMs` (none with 0). */

@@ -12,55 +12,16 @@ import { loadRepositoryConfig, type LoadedConfig } from './load-repository-confi
 import type { DeliveryFacts } from './read-delivery-facts.js';
 import { DEFAULT_CONFIG } from './repository-config.js';
 import { mayMatch } from './route-event.js';
+import type {
+  DeliveryExplanation,
+  DeliveryRecord as WireDeliveryRecord,
+} from '../../contract/deliveries.js';
 import { withTimeout } from './with-timeout.js';
 
-/** A delivery as `deliveries show` shows it: the record, its facts, never the payload. */
-export interface DeliveryRecord {
-  id: number;
-  source: string;
-  kind: string;
-  delivery_id: string;
-  event: string;
-  action: string | null;
-  subject: string | null;
-  actor: string | null;
-  installation_id: number | null;
-  disposition: string;
-  todo_id: number | null;
-  note: string | null;
-  facts: Record<string, unknown> | null;
-  body_sha256: string | null;
-  received_at: Date;
-}
+/** A delivery's row as read here: as the API shows it, but for its time, a Date until sent. */
+export type DeliveryRecord = Omit<WireDeliveryRecord, 'received_at'> & { received_at: Date };
 
-/** What today's rules make of a delivery's stored facts. */
-export interface WouldDo {
-  disposition: string;
-  rule: string | null;
-  queue: string | null;
-  kind: string | null;
-  title: string | null;
-  assignee: string | null;
-  attributed_to: string | null;
-  /** GitHub: what would be written back when the todo is made (`issue_reaction` …). */
-  write_backs: string[];
-  /** An `/approve N` or `/deny N` comment: the approval it would decide. */
-  verdict: { approval_id: number; verdict: 'allow' | 'deny' } | null;
-  note: string | null;
-}
-
-export interface Explanation {
-  delivery: DeliveryRecord;
-  was: { disposition: string; todo_id: number | null; note: string | null };
-  /** Null when there is nothing to run the rules on (`rules.note` says why). */
-  would: WouldDo | null;
-  /**
-   * Which rules ran: `repository` (the repository's `.github/switchboard.yml` over the defaults,
-   * read from GitHub now), `defaults` (GitHub's defaults: no App credentials, no repository, the
-   * file could not be read — `note` says which), or `source` (the source's rules as saved now).
-   */
-  rules: { from: 'repository' | 'defaults' | 'source'; note: string };
-}
+export type Explanation = DeliveryExplanation<DeliveryRecord>;
 
 /** Reads a repository's `.github/switchboard.yml` through the App; null without App credentials. */
 export type ReadRepositoryConfig =

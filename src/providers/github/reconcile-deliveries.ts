@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type postgres from 'postgres';
 import type { ProbotOctokit } from 'probot';
+import type { MissingDelivery, ReconcileReport } from '../../contract/deliveries.js';
 
 export interface ReconcileTuning {
   /** Between two background passes (0: by hand only). */
@@ -35,43 +36,6 @@ export const DEFAULT_RECONCILE_TUNING: ReconcileTuning = {
 
 /** Asking for an event more often than this is not healing it. */
 export const MAX_REQUESTS_PER_EVENT = 3;
-
-/**
- * What became of an event GitHub sent that switchboard has no record of:
- * - `requested`: asked now, GitHub took it (the redelivery arrives on its own, soon after);
- * - `refused`: asked now, GitHub refused (`error` says what it answered; asked again next pass);
- * - `waiting`: asked before, and the redelivery is not in GitHub's log yet;
- * - `given_up`: asked three times, and still not received;
- * - `deferred`: over this pass's budget, for the next pass.
- */
-export type MissingOutcome = 'requested' | 'refused' | 'waiting' | 'given_up' | 'deferred';
-
-export interface MissingDelivery {
-  /** GitHub's id of the event: the X-GitHub-Delivery a redelivery carries again. */
-  guid: string;
-  event: string;
-  action: string | null;
-  /** The latest attempt GitHub lists: when, and what it got (0: no answer). */
-  delivered_at: string;
-  status_code: number;
-  status: string;
-  /** How many times switchboard has asked for it, this pass included. */
-  requests: number;
-  outcome: MissingOutcome;
-  error?: string;
-}
-
-export interface ReconcileReport {
-  /** The start of the window looked at (never before this database was created). */
-  since: string;
-  /** Attempts GitHub listed in the window, and the events they are attempts of. */
-  listed: number;
-  events: number;
-  /** Events switchboard has a record of. */
-  recorded: number;
-  /** The others, oldest first. */
-  missing: MissingDelivery[];
-}
 
 /** GitHub's log could not be read: nothing was asked for. */
 export class DeliveryLogUnreadable extends Error {
