@@ -260,7 +260,7 @@ export async function createDispatcher({
 
   /**
    * An approval or verdict for a principal with no live session: its webhook is rung, or the
-   * history says that nobody was told. Every process hears the wake; under a lock on the todo,
+   * history says that nobody was told (unless Web Push tells the human's browsers of it). Every process hears the wake; under a lock on the todo,
    * the first to find no record of this wake acts, and the others find its record.
    */
   const notifyUnattended = (wake: Wake, principal: string, doorbell: Doorbell) =>
@@ -293,11 +293,20 @@ export async function createDispatcher({
         });
         if (sent.ok) return;
       }
+      const why = `${principal} has no session attached and ${webhook ? 'its webhook failed' : 'no webhook'}`;
+      // A human's browsers that said yes to Web Push are told of an approval by the console's
+      // push sender (src/web/push-sender.ts), which records each push: somebody is told then.
+      const [{ browsers }] = await tx<[{ browsers: number }]>`
+        select count(*)::int as browsers from web_push_subscriptions s
+        join principals p on p.id = s.principal_id and p.revoked_at is null
+        join web_sessions ws on ws.id = s.session_id and ws.expires_at > now()
+        where p.name = ${principal} and ${doorbell.type === 'approval'}`;
       await event('wake_stored', {
         principal,
-        reason: webhook
-          ? `nobody was told: ${principal} has no session attached and its webhook failed`
-          : `nobody was told: ${principal} has no session attached and no webhook`,
+        reason:
+          browsers > 0
+            ? `${why}; Web Push tells ${browsers === 1 ? 'its browser' : `its ${browsers} browsers`}`
+            : `nobody was told: ${why}`,
       });
     });
 

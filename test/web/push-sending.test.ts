@@ -139,6 +139,31 @@ test('an approval is pushed once to each of its human’s browsers, though two p
   expect(await server.sql`select * from web_push_notices where todo_id = ${id}`).toEqual([]);
 });
 
+test('regression: an approval pushed to its human’s browsers was recorded as “nobody was told”', async () => {
+  // No session of ada's is attached and she has no webhook: before, the history said nobody was
+  // told, while her browsers were being pushed to.
+  const ada = await humanWithBrowsers(2);
+  const asked = await server.api(ada.token, 'POST', '/approvals', { question: 'Rotate keys?' });
+  const id = asked.body.todo.id as number;
+  await expect.poll(async () => (await pushEvents(ada.token, id)).length).toBe(2);
+  const stored = (await history(ada.token, id)).filter((e) => e.action === 'wake_stored');
+  expect(stored.map((e) => e.data.reason)).toEqual([
+    `${ada.name} has no session attached and no webhook; Web Push tells its 2 browsers`,
+  ]);
+
+  // Without a browser the history still says that nobody was told.
+  const bob = await humanWithBrowsers(0);
+  const bobs = await server.api(bob.token, 'POST', '/approvals', { question: 'Rotate keys?' });
+  const bobId = bobs.body.todo.id as number;
+  await expect
+    .poll(async () =>
+      (await history(bob.token, bobId))
+        .filter((e) => e.action === 'wake_stored')
+        .map((e) => e.data.reason),
+    )
+    .toEqual([`nobody was told: ${bob.name} has no session attached and no webhook`]);
+});
+
 test('an approval that expires or is canceled gets its closing push from the sweep (no wake tells of either)', async () => {
   const cy = await humanWithBrowsers(1);
   const short = (
