@@ -230,6 +230,16 @@ describe.sequential('reconcile', () => {
     );
   });
 
+  test('an event recorded only as a duplicate (its body seen before under another id) arrived, and is not asked for', async () => {
+    const guid = log.logged('issues', await labeledIssue(), { status_code: 200, status: 'OK' });
+    await server.sql`
+      insert into github_deliveries (delivery_id, event, action, disposition, note, body_sha256)
+      values (${guid}, 'issues', 'labeled', 'duplicate', 'a replay of delivery 1', ${Buffer.alloc(32)})`;
+    const report = await reconcileByHand(['--since', '1h']);
+    expect(report.missing.map((missing: { guid: string }) => missing.guid)).not.toContain(guid);
+    expect(log.requestsFor(guid)).toBe(0);
+  });
+
   test('a redelivery GitHub has not made yet is waited for, not asked for twice', async () => {
     const guid = log.logged('issues', await labeledIssue());
     const release = log.holdRedeliveries();

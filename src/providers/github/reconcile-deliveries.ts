@@ -128,11 +128,12 @@ export async function reconcileDeliveries(
     if (!seen || BigInt(attempt.id) > BigInt(seen.id)) latest.set(attempt.guid, attempt);
   }
   const guids = [...latest.keys()];
+  // Any record of an event's id means it arrived, a `duplicate` too (its body had come before
+  // under another id): asking GitHub for it again would only make another duplicate.
   const recorded = new Set(
     (
       await sql<{ delivery_id: string }[]>`
-        select distinct delivery_id from github_deliveries
-        where delivery_id = any(${guids}) and disposition <> 'duplicate'`
+        select distinct delivery_id from github_deliveries where delivery_id = any(${guids})`
     ).map((row) => row.delivery_id),
   );
   const asked = new Map(
