@@ -27,7 +27,7 @@ const FIXTURE = new URL(
   import.meta.url,
 );
 
-type SystemKey = 'ingest' | 'insert';
+type SystemKey = 'ingest' | 'insert' | 'transaction';
 
 interface Round {
   ms: number;
@@ -80,16 +80,19 @@ export async function runIngestBenchmark(
     const payload = await readFile(FIXTURE, 'utf8');
     const send = sender(server.url, payload);
     const insert = inserter(sql, payload);
+    const transaction = transactor(sql, payload);
 
     const warmup = Math.min(WARMUP_DELIVERIES, deliveries);
     await runSenders(warmup, send);
     await runSenders(warmup, insert);
-    const rounds: Record<SystemKey, Round[]> = { ingest: [], insert: [] };
+    await runSenders(warmup, transaction);
+    const rounds: Record<SystemKey, Round[]> = { ingest: [], insert: [], transaction: [] };
     let serverCpuUs = 0;
     for (let round = 1; round <= ROUNDS; round++) {
       for (const [key, work] of [
         ['ingest', send],
         ['insert', insert],
+        ['transaction', transaction],
       ] as const) {
         const before = key === 'ingest' ? (await server.gc()).cpu : undefined;
         const measured = await runSenders(deliveries, work);
@@ -114,7 +117,7 @@ export async function runIngestBenchmark(
       if (value !== total) throw new Error(`ingest: expected ${name} = ${total}, got ${value}`);
     }
 
-    const rows = (['ingest', 'insert'] as const).map((key) =>
+    const rows = (['ingest', 'insert', 'transaction'] as const).map((key) =>
       summarise(key, rounds[key], deliveries),
     );
     return {
@@ -136,7 +139,7 @@ export async function runIngestBenchmark(
 
 /** The printed result: markdown table lines, ready to paste into the README. */
 export function formatIngestTable(result: IngestResult): string {
-  const [ingest, insert] = result.rows;
+  const [ingest, insert, transaction] = result.rows;
   const ms = (value: number) => value.toFixed(1);
   return [
     `synchronous_commit: ${result.synchronousCommit}` +
@@ -148,6 +151,7 @@ export function formatIngestTable(result: IngestResult): string {
     '| --- | ---: | ---: | ---: | ---: |',
     `| signed deliveries over HTTP, committed | ${Math.round(ingest!.median)} | ${ms(ingest!.p50)} | ${ms(ingest!.p99)} | ${result.ratio.toFixed(2)} |`,
     `| bare single-row INSERT | ${Math.round(insert!.median)} | ${ms(insert!.p50)} | ${ms(insert!.p99)} | 1.00 |`,
+    `| the same rows as a delivery writes them: one transaction of ${TRANSACTION_STATEMENTS} statements | ${Math.round(transaction!.median)} | ${ms(transaction!.p50)} | ${ms(transaction!.p99)} | ${(transaction!.median / insert!.median).toFixed(2)} |`,
     '',
     `the server process's CPU time per delivery: ${result.serverCpuMs.toFixed(2)} ms`,
     '',
@@ -163,7 +167,7 @@ const P99_TARGET_MS = 50;
 
 /** The summary table's row: committed deliveries against the bare insert. */
 export function ingestSummaryRows(result: IngestResult): SummaryRow[] {
-  const [ingest, insert] = result.rows;
+  const [ingest, insert, transaction] = result.rows;
   return [
     {
       benchmark: `GitHub ingestion, ${result.senders} senders`,
@@ -176,6 +180,13 @@ export function ingestSummaryRows(result: IngestResult): SummaryRow[] {
         `≥ ${RATIO_TARGET}×, p99 ≤ ${P99_TARGET_MS} ms`,
         result.ratio >= RATIO_TARGET && ingest!.p99 <= P99_TARGET_MS,
       ),
+    },
+    {
+      benchmark: `GitHub ingestion, ${result.senders} senders — vs its rows written bare, as one transaction`,
+      figure: `${formatCount(ingest!.median)} signed deliveries/s committed`,
+      baseline: `${TRANSACTION_STATEMENTS} statements in one transaction ${formatCount(transaction!.median)}/s (${(transaction!.median / insert!.median).toFixed(2)}× the single \`INSERT\`)`,
+      ratio: (ingest!.median / transaction!.median).toFixed(2),
+      target: '—',
     },
   ];
 }
@@ -236,6 +247,33 @@ async function createInsertTable(sql: postgres.Sql, schema: string): Promise<voi
       body text,
       received_at timestamptz not null default now()
     )`;
+}
+
+/** What a delivery's transaction holds, without switchboard: statements one after another. */
+const TRANSACTION_STATEMENTS = 5;
+
+/**
+ * A second reference, for where the time goes: a delivery's writes without any of switchboard's
+ * work — the receipt, a todo-sized row, its history row and a write-back row, then the receipt's
+ * link to the todo — as one transaction of five statements, each waiting for the one before.
+ */
+function transactor(sql: postgres.Sql, payload: string): Work {
+  const { comment } = JSON.parse(payload) as { comment: { body: string } };
+  const title = comment.body.split('\n')[0]!;
+  return async () => {
+    await sql.begin(async (tx) => {
+      const [receipt] = await tx<[{ id: string }]>`
+        insert into receipts (delivery_id, event, action, repository, sender, installation_id, title, body)
+        values (${randomUUID()}, 'issue_comment', 'created', 'Codertocat/Hello-World', 'Codertocat', 1,
+                ${title}, ${null}) returning id`;
+      const [todo] = await tx<[{ id: string }]>`
+        insert into receipts (delivery_id, event, title, body)
+        values (${randomUUID()}, 'todo', ${title}, ${comment.body}) returning id`;
+      await tx`insert into receipts (delivery_id, event, title) values (${randomUUID()}, 'history', ${todo.id})`;
+      await tx`insert into receipts (delivery_id, event, title) values (${randomUUID()}, 'write_back', ${todo.id})`;
+      await tx`update receipts set body = ${todo.id} where id = ${receipt.id}`;
+    });
+  };
 }
 
 function inserter(sql: postgres.Sql, payload: string): Work {

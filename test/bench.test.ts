@@ -62,7 +62,7 @@ test('the claim benchmark runs end to end', { timeout: 120_000 }, async () => {
 test('the ingestion benchmark runs end to end', { timeout: 120_000 }, async () => {
   // A small run still checks that every delivery was answered 200 and committed with its todo.
   const result = await runIngestBenchmark(inject('databaseUrl'), { deliveries: 20 });
-  expect(result.rows.map((row) => row.key)).toEqual(['ingest', 'insert']);
+  expect(result.rows.map((row) => row.key)).toEqual(['ingest', 'insert', 'transaction']);
   for (const row of result.rows) {
     expect(row.rounds).toHaveLength(3);
     expect(row.p99).toBeGreaterThanOrEqual(row.p50);
@@ -74,7 +74,11 @@ test('the ingestion benchmark runs end to end', { timeout: 120_000 }, async () =
       ratio: result.ratio.toFixed(2),
       target: expect.stringMatching(/^≥ 0\.3×, p99 ≤ 50 ms: (met|\*\*missed\*\*)$/),
     }),
+    expect.objectContaining({
+      baseline: expect.stringContaining('5 statements in one transaction'),
+    }),
   ]);
+  expect(formatIngestTable(result)).toContain('one transaction of 5 statements');
 });
 
 test('the wake latency benchmark runs end to end', { timeout: 120_000 }, async () => {
