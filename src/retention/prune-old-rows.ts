@@ -50,52 +50,28 @@ export async function pruneOldRows(sql: postgres.Sql, options: PruneOptions): Pr
     github_redeliveries: 0,
     todo_events: 0,
   };
-  const untilDone = async (table: keyof Pruned, statement: () => Promise<{ count: number }>) => {
+  /**
+   * Rows of `table` older than the cutoff by `age`, but for those `keep` holds back, a batch at a
+   * time until a batch comes back short.
+   */
+  const prune = async (table: keyof Pruned, key: string, age: string, keep = sql``) => {
     while (!options.signal?.aborted) {
-      const { count } = await statement();
+      const { count } = await sql`
+        delete from ${sql(table)} where ${sql(key)} in (
+          select ${sql(key)} from ${sql(table)} where ${sql(age)} < ${cutoff} ${keep}
+          order by ${sql(age)} limit ${batch} for update skip locked)`;
       pruned[table] += count;
       // Fewer than a batch: nothing older is left, but for rows someone holds right now (the
       // next pass takes them).
       if (count < batch) return;
     }
   };
-
-  await untilDone(
-    'github_deliveries',
-    () => sql`
-      delete from github_deliveries where id in (
-        select id from github_deliveries where received_at < ${cutoff}
-        order by received_at limit ${batch} for update skip locked)`,
-  );
-  await untilDone(
-    'source_deliveries',
-    () => sql`
-      delete from source_deliveries where id in (
-        select id from source_deliveries where received_at < ${cutoff}
-        order by received_at limit ${batch} for update skip locked)`,
-  );
+  await prune('github_deliveries', 'id', 'received_at');
+  await prune('source_deliveries', 'id', 'received_at');
   // Sent or given up: a pending write-back is still owed, however old.
-  await untilDone(
-    'github_outbox',
-    () => sql`
-      delete from github_outbox where id in (
-        select id from github_outbox where state <> 'pending' and created_at < ${cutoff}
-        order by created_at limit ${batch} for update skip locked)`,
-  );
-  await untilDone(
-    'source_outbox',
-    () => sql`
-      delete from source_outbox where id in (
-        select id from source_outbox where state <> 'pending' and created_at < ${cutoff}
-        order by created_at limit ${batch} for update skip locked)`,
-  );
-  await untilDone(
-    'github_redeliveries',
-    () => sql`
-      delete from github_redeliveries where guid in (
-        select guid from github_redeliveries where requested_at < ${cutoff}
-        order by requested_at limit ${batch} for update skip locked)`,
-  );
+  await prune('github_outbox', 'id', 'created_at', sql`and state <> 'pending'`);
+  await prune('source_outbox', 'id', 'created_at', sql`and state <> 'pending'`);
+  await prune('github_redeliveries', 'guid', 'requested_at');
   pruned.todo_events = await pruneFinishedHistories(sql, cutoff, batch, options);
   return pruned;
 }
