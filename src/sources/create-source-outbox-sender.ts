@@ -1,5 +1,6 @@
 import type postgres from 'postgres';
 import type { Logger } from '../logger.js';
+import { drainOutbox, type OutboxDrainer } from '../providers/drain-outbox.js';
 import type { WriteBackTuning } from '../providers/github/create-write-back-sender.js';
 import { withTimeout } from '../providers/github/with-timeout.js';
 import type { SecretBox } from './secret-box.js';
@@ -12,11 +13,7 @@ import {
 } from './source-outbox.js';
 import { openSource } from './source-store.js';
 
-export interface SourceOutboxSender {
-  start(): void;
-  kick(): void;
-  stop(): Promise<void>;
-}
+export type SourceOutboxSender = OutboxDrainer;
 
 /**
  * Sends queued replies and summaries to the sources' APIs, one at a time, with the GitHub
@@ -30,10 +27,6 @@ export function createSourceOutboxSender(options: {
   tuning: WriteBackTuning;
 }): SourceOutboxSender {
   const { sql, box, log, tuning } = options;
-  let stopped = true;
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<void> | undefined;
-  let again = false;
 
   async function attempt(row: SourceOutboxRow): Promise<void> {
     const fields = {
@@ -70,43 +63,11 @@ export function createSourceOutboxSender(options: {
     }
   }
 
-  async function drain(): Promise<void> {
-    while (!stopped) {
-      again = false;
-      const row = await claimDueSourceComment(sql, tuning.leaseMs);
-      if (row) await attempt(row);
-      else if (!again) return;
-    }
-  }
-
-  function run(): void {
-    clearTimeout(timer);
-    timer = undefined;
-    running = drain()
-      .catch((error: unknown) =>
-        log.warn({ err: error }, 'source outbox check failed; will try again'),
-      )
-      .finally(() => {
-        running = undefined;
-        if (!stopped) timer = setTimeout(run, tuning.pollIntervalMs).unref();
-      });
-  }
-
-  return {
-    start() {
-      if (!stopped) return;
-      stopped = false;
-      run();
-    },
-    kick() {
-      if (stopped) return;
-      if (running) again = true;
-      else run();
-    },
-    async stop() {
-      stopped = true;
-      clearTimeout(timer);
-      await running;
-    },
-  };
+  return drainOutbox({
+    claim: () => claimDueSourceComment(sql, tuning.leaseMs),
+    attempt,
+    pollIntervalMs: tuning.pollIntervalMs,
+    log,
+    name: 'source outbox',
+  });
 }

@@ -1,6 +1,7 @@
 import type postgres from 'postgres';
 import type { ProbotOctokit } from 'probot';
 import type { Logger } from '../../logger.js';
+import { drainOutbox, type OutboxDrainer } from '../drain-outbox.js';
 import { sendWriteBack } from './send-write-back.js';
 import { withTimeout } from './with-timeout.js';
 import {
@@ -20,13 +21,7 @@ export interface WriteBackTuning extends RetryPolicy {
   requestTimeoutMs: number;
 }
 
-export interface WriteBackSender {
-  start(): void;
-  /** Look at the outbox now (a delivery just queued something). */
-  kick(): void;
-  /** Stops looking; an attempt in flight finishes first. */
-  stop(): Promise<void>;
-}
+export type WriteBackSender = OutboxDrainer;
 
 /** GitHub answers these for a target that is gone or a request it will never take. */
 const FINAL_STATUSES = new Set([404, 410, 422]);
@@ -43,10 +38,6 @@ export function createWriteBackSender(options: {
   tuning: WriteBackTuning;
 }): WriteBackSender {
   const { sql, log, tuning } = options;
-  let stopped = true;
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<void> | undefined;
-  let again = false;
 
   async function attempt(row: OutboxRow): Promise<void> {
     const fields = {
@@ -84,43 +75,11 @@ export function createWriteBackSender(options: {
     }
   }
 
-  async function drain(): Promise<void> {
-    while (!stopped) {
-      again = false;
-      const row = await claimDueWriteBack(sql, tuning.leaseMs);
-      if (row) await attempt(row);
-      else if (!again) return;
-    }
-  }
-
-  function run(): void {
-    clearTimeout(timer);
-    timer = undefined;
-    running = drain()
-      .catch((error: unknown) =>
-        log.warn({ err: error }, 'github outbox check failed; will try again'),
-      )
-      .finally(() => {
-        running = undefined;
-        if (!stopped) timer = setTimeout(run, tuning.pollIntervalMs).unref();
-      });
-  }
-
-  return {
-    start() {
-      if (!stopped) return;
-      stopped = false;
-      run();
-    },
-    kick() {
-      if (stopped) return;
-      if (running) again = true;
-      else run();
-    },
-    async stop() {
-      stopped = true;
-      clearTimeout(timer);
-      await running;
-    },
-  };
+  return drainOutbox({
+    claim: () => claimDueWriteBack(sql, tuning.leaseMs),
+    attempt,
+    pollIntervalMs: tuning.pollIntervalMs,
+    log,
+    name: 'github outbox',
+  });
 }
