@@ -5,12 +5,8 @@ import type { WriteBackTuning } from '../providers/github/create-write-back-send
 import { withTimeout } from '../providers/github/with-timeout.js';
 import type { SecretBox } from './secret-box.js';
 import { FinalSendError, sendSourceComment } from './send-source-comment.js';
-import {
-  claimDueSourceComment,
-  markSourceCommentFailed,
-  markSourceCommentSent,
-  type SourceOutboxRow,
-} from './source-outbox.js';
+import { markOutboxFailed, markOutboxSent } from '../providers/outbox-attempts.js';
+import { claimDueSourceComment, type SourceOutboxRow } from './source-outbox.js';
 import { openSource } from './source-store.js';
 
 export type SourceOutboxSender = OutboxDrainer;
@@ -45,12 +41,13 @@ export function createSourceOutboxSender(options: {
         sendSourceComment(source, row.target, row.body, signal),
         tuning.requestTimeoutMs,
       );
-      await markSourceCommentSent(sql, row.id);
+      await markOutboxSent(sql, 'source_outbox', row.id);
       log.debug(fields, 'source write-back sent');
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
-      const state = await markSourceCommentFailed(
+      const state = await markOutboxFailed(
         sql,
+        'source_outbox',
         row.id,
         reason,
         error instanceof FinalSendError,

@@ -2,7 +2,6 @@ import type postgres from 'postgres';
 import { excerpt } from '../contract/neutralise-text.js';
 import type { Db } from '../db/open-database.js';
 import { displayId, type Actor, type Todo } from '../ledger/index.js';
-import type { RetryPolicy } from '../providers/github/write-back-outbox.js';
 import type { SourceTodoMeta } from './decide-source-delivery.js';
 import { SOURCE_KINDS } from './source-kinds.js';
 
@@ -84,28 +83,4 @@ export async function claimDueSourceComment(
     from due where o.id = due.id
     returning o.id, o.todo_id, o.source, o.target, o.body, o.attempts`;
   return row;
-}
-
-export async function markSourceCommentSent(sql: postgres.Sql, id: number): Promise<void> {
-  await sql`
-    update source_outbox set state = 'sent', sent_at = now(), last_error = null
-    where id = ${id} and state = 'pending'`;
-}
-
-export async function markSourceCommentFailed(
-  sql: postgres.Sql,
-  id: number,
-  error: string,
-  final: boolean,
-  policy: RetryPolicy,
-): Promise<'pending' | 'dead'> {
-  const [row] = await sql<{ state: 'pending' | 'dead' }[]>`
-    update source_outbox set
-      state = case when ${final} or attempts >= ${policy.maxAttempts} then 'dead' else 'pending' end::github_write_back_state,
-      next_attempt_at = now() + make_interval(secs => least(${policy.retryMaxMs / 1000}::float8,
-                                                            ${policy.retryBaseMs / 1000}::float8 * power(2, attempts - 1))),
-      last_error = ${error.slice(0, 500)}
-    where id = ${id} and state = 'pending'
-    returning state`;
-  return row?.state ?? 'dead';
 }

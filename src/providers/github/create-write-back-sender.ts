@@ -4,13 +4,8 @@ import type { Logger } from '../../logger.js';
 import { drainOutbox, type OutboxDrainer } from '../drain-outbox.js';
 import { sendWriteBack } from './send-write-back.js';
 import { withTimeout } from './with-timeout.js';
-import {
-  claimDueWriteBack,
-  markWriteBackFailed,
-  markWriteBackSent,
-  type OutboxRow,
-  type RetryPolicy,
-} from './write-back-outbox.js';
+import { claimDueWriteBack, type OutboxRow } from './write-back-outbox.js';
+import { markOutboxFailed, markOutboxSent, type RetryPolicy } from '../outbox-attempts.js';
 
 export interface WriteBackTuning extends RetryPolicy {
   /** How often the outbox is looked at when nothing asked for an earlier look. */
@@ -58,7 +53,7 @@ export function createWriteBackSender(options: {
     };
     try {
       await withTimeout(send(), tuning.requestTimeoutMs);
-      await markWriteBackSent(sql, row.id);
+      await markOutboxSent(sql, 'github_outbox', row.id);
       log.debug(fields, 'github write-back sent');
     } catch (error) {
       // The status and GitHub's message only: an Octokit error also carries the request, whose
@@ -67,7 +62,7 @@ export function createWriteBackSender(options: {
       const message = error instanceof Error ? error.message : String(error);
       const reason = typeof status === 'number' ? `GitHub answered ${status}: ${message}` : message;
       const final = typeof status === 'number' && FINAL_STATUSES.has(status);
-      const state = await markWriteBackFailed(sql, row.id, reason, final, tuning);
+      const state = await markOutboxFailed(sql, 'github_outbox', row.id, reason, final, tuning);
       log.warn(
         { ...fields, status, error: reason.slice(0, 300) },
         state === 'dead' ? 'github write-back given up' : 'github write-back failed; will retry',
