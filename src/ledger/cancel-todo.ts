@@ -8,7 +8,8 @@ import { assertStorable } from './validate.js';
 
 /**
  * Cancels a todo nobody is working on: waiting, quarantined, failed (retrying or dead), or an
- * approval still waiting for its verdict. Humans and switchboard itself may cancel; agents not.
+ * approval still waiting for its verdict. Humans and switchboard itself may cancel; agents not;
+ * and only what they can see (another human's approval is answered as a missing id).
  */
 export async function cancelTodo(
   db: Db,
@@ -22,12 +23,12 @@ export async function cancelTodo(
     with t as (
       update todos t set state = 'canceled', available_at = null, summary = coalesce(${reason ?? null}, t.summary),
                          updated_at = now()
-      where t.id = ${id} and t.state in ('pending', 'failed', 'quarantined')
+      where t.id = ${id} and t.state in ('pending', 'failed', 'quarantined') and ${visibleTo(db, actor)}
       returning t.*
     ), e as (${insertEvent(db, actor, 'canceled', reason ? { reason: excerpt(reason) } : null)})
     select ${todoColumns(db)} from t`;
   if (todo) return todo;
-  const [exists] = await db`select 1 from todos t where t.id = ${id} and ${visibleTo(db, actor)}`;
-  if (!exists) throw notFound(`todo ${displayId(id)} not found`);
-  throw conflict(`todo ${displayId(id)} cannot be canceled: it ${await describeState(db, id)}`);
+  const state = await describeState(db, actor, id);
+  if (!state) throw notFound(`todo ${displayId(id)} not found`);
+  throw conflict(`todo ${displayId(id)} cannot be canceled: it ${state}`);
 }

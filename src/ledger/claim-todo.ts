@@ -144,5 +144,7 @@ async function explainUnclaimable(db: Db, actor: Actor, id: number): Promise<nev
       `${ref} has used all ${todo.max_attempts} attempts; its last lease is about to be closed`,
     );
   }
-  throw conflict(`${ref} ${await describeState(db, id)}`);
+  const state = await describeState(db, actor, id);
+  if (!state) throw notFound(`${ref} not found`);
+  throw conflict(`${ref} ${state}`);
 }

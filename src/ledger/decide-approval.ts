@@ -1,5 +1,5 @@
 import type { Db } from '../db/open-database.js';
-import { type Actor } from './actor.js';
+import { visibleTo, type Actor } from './actor.js';
 import { conflict, forbidden, notFound } from './ledger-error.js';
 import { displayId, insertEvent, todoColumns, type Todo, type Verdict } from './todo.js';
 import { assertStorable } from './validate.js';
@@ -25,7 +25,8 @@ export async function decideApproval(
     with t as (
       update todos t set state = 'done', verdict = ${verdict}, decided_by = ${actor.name}, decided_at = now(),
                          summary = ${note ?? null}, updated_at = now()
-      where t.id = ${id} and t.kind = 'approval' and t.state = 'pending' and t.expires_at > now() and ${mayDecide}
+      where t.id = ${id} and t.kind = 'approval' and t.state = 'pending' and t.expires_at > now()
+        and ${mayDecide} and ${visibleTo(db, actor)}
       returning t.*
     ), e as (${insertEvent(db, actor, verdict === 'allow' ? 'approved' : 'denied', note ? { note: excerpt(note) } : null)})
     select ${todoColumns(db)} from t`;
@@ -44,7 +45,8 @@ export async function decideApproval(
       | 'summary'
     >[]
   >`
-    select kind, state, assignee, verdict, decided_by, decided_at, expires_at, summary from todos where id = ${id}`;
+    select kind, state, assignee, verdict, decided_by, decided_at, expires_at, summary
+    from todos t where t.id = ${id} and ${visibleTo(db, actor)}`;
   const ref = `todo ${displayId(id)}`;
   if (!current) throw notFound(`${ref} not found`);
   if (current.kind !== 'approval') throw conflict(`${ref} is not an approval`);

@@ -40,15 +40,19 @@ export async function updateLeasedTodo(
   const [current] = await db<{ holds: boolean }[]>`
     select t.lease_token is not distinct from ${leaseToken}::uuid as holds from todos t
     where t.id = ${id} and ${visibleTo(db, actor)}`;
-  if (!current) throw notFound(`todo ${displayId(id)} not found`);
-  const state = await describeState(db, id);
+  const state = current ? await describeState(db, actor, id) : null;
+  if (!current || !state) throw notFound(`todo ${displayId(id)} not found`);
   throw leaseLost(
     `lease on todo ${displayId(id)} is lost: it ${current.holds ? 'ran out; the todo ' : ''}${state}`,
   );
 }
 
-/** How a todo stands, as the end of a sentence: "is claimed by ada until …". */
-export async function describeState(db: Db, id: number): Promise<string> {
+/**
+ * How a todo stands, as the end of a sentence: "is claimed by ada until …"; null when the actor
+ * may not see it (or it is gone), which the caller answers exactly as a missing id: a refusal
+ * must not tell anyone how a todo they cannot read stands.
+ */
+export async function describeState(db: Db, actor: Actor, id: number): Promise<string | null> {
   const [t] = await db<
     {
       state: string;
@@ -58,8 +62,9 @@ export async function describeState(db: Db, id: number): Promise<string> {
       expired: boolean;
     }[]
   >`
-    select state, claimed_by, available_at, attempt, available_at <= now() as expired from todos where id = ${id}`;
-  if (!t) return 'no longer exists';
+    select state, claimed_by, available_at, attempt, available_at <= now() as expired
+    from todos t where t.id = ${id} and ${visibleTo(db, actor)}`;
+  if (!t) return null;
   switch (t.state) {
     case 'claimed':
       return t.expired

@@ -1,9 +1,8 @@
 import type { Db } from '../db/open-database.js';
-import { getTodo } from './get-todo.js';
-import { humanBehind, type Actor } from './actor.js';
-import { forbidden, invalid } from './ledger-error.js';
+import { humanBehind, visibleTo, type Actor } from './actor.js';
+import { forbidden, invalid, notFound } from './ledger-error.js';
 import { neutraliseLine, neutraliseText } from '../contract/neutralise-text.js';
-import { insertEvent, todoColumns, type Todo, type TodoSource } from './todo.js';
+import { displayId, insertEvent, todoColumns, type Todo, type TodoSource } from './todo.js';
 import { assertStorable } from './validate.js';
 
 export const APPROVAL_QUEUE = 'approvals';
@@ -40,18 +39,20 @@ export async function requestApproval(db: Db, actor: Actor, input: ApprovalReque
   const title = neutraliseLine(input.question);
   if (title === '') throw invalid('question is empty');
   assertStorable({ meta: input.meta });
-  if (input.about_todo_id != null) await getTodo(db, actor, input.about_todo_id);
+  const about = input.about_todo_id ?? null;
 
+  // The todo it is about is checked in the insert itself: one the asker cannot see is missing.
   const [todo] = await db<Todo[]>`
     with t as (
       insert into todos (queue, kind, title, body, state, source, attributed_to, assignee, requested_by,
                          request_id, about_todo_id, expires_at, meta)
-      values (${APPROVAL_QUEUE}, 'approval', ${title}, ${input.body == null ? null : neutraliseText(input.body)},
-              'pending', ${input.source}, ${owner}, ${owner}, ${actor.name}, ${input.request_id ?? null},
-              ${input.about_todo_id ?? null}, now() + make_interval(secs => ${ttl}),
-              ${db.json((input.meta ?? {}) as never)})
+      select ${APPROVAL_QUEUE}, 'approval', ${title}, ${input.body == null ? null : neutraliseText(input.body)},
+             'pending', ${input.source}, ${owner}, ${owner}, ${actor.name}, ${input.request_id ?? null},
+             ${about}::bigint, now() + make_interval(secs => ${ttl}), ${db.json((input.meta ?? {}) as never)}
+      where ${about === null ? db`true` : db`exists (select 1 from todos t where t.id = ${about} and ${visibleTo(db, actor)})`}
       returning *
     ), e as (${insertEvent(db, actor, 'approval_requested', input.request_id ? { request_id: input.request_id } : null)})
     select ${todoColumns(db)} from t`;
-  return todo!;
+  if (!todo) throw notFound(`todo ${displayId(about!)} not found`);
+  return todo;
 }
