@@ -222,5 +222,7 @@ test(
       '--json',
     ]);
     expect(JSON.parse(listed.stdout)).toMatchObject({ todo: { id: todoId, title: TITLE } });
+    const link = await podman(['exec', switchboard, 'switchboard', 'open', '--print']);
+    expect(link.stdout).toMatch(/^http:\/\/127\.0\.0\.1:3000\/sign-in\/sbl_\S+\n$/);
   },
 );
