@@ -36,8 +36,10 @@ export default class Migrate extends SwitchboardCommand {
       log,
       handleSignals: true,
     }).catch((error: unknown) => {
-      // Another switchboard process runs on the data directory: say which, and touch nothing.
-      if ((error as { code?: unknown }).code !== 'data_dir_in_use') throw error;
+      // Another switchboard process runs on the data directory (say which, and touch nothing),
+      // or DATABASE_URL cannot be used (say which server, and what to check).
+      const { code } = error as { code?: unknown };
+      if (code !== 'data_dir_in_use' && code !== 'database_unusable') throw error;
       throw new CommandError((error as Error).message, EXIT.unexpected);
     });
     try {

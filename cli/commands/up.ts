@@ -75,7 +75,7 @@ SIGINT or SIGTERM stops it gracefully: no new requests, those in flight finish, 
       // start-up step they were in fails. That is the stop asked for, not an error.
       if (signalled) return undefined;
       const { code } = error as NodeJS.ErrnoException;
-      if (code === 'data_dir_in_use') {
+      if (code === 'data_dir_in_use' || code === 'database_unusable') {
         throw new CommandError((error as Error).message, EXIT.unexpected);
       }
       if (code !== 'EADDRINUSE') throw error;

@@ -58,6 +58,7 @@ const Env = z.object({
     .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL')
     .optional(),
   SWITCHBOARD_DATA_DIR: z.string().min(1).optional(),
+  SWITCHBOARD_EMBEDDED_POSTGRES: z.enum(['on', 'off']).default('on'),
   LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
   WEBHOOK_SECRET: z.string().min(1).optional(),
   APP_ID: z.string().regex(/^\d+$/, 'must be the numeric App ID').optional(),
@@ -93,6 +94,12 @@ export function loadServerConfig(
     throw new Error(`${issue.path.join('.')}: ${issue.message}`);
   }
   const vars = parsed.data;
+  // The container image sets it: a cluster inside a container's layer would be lost with it.
+  if (!vars.DATABASE_URL && vars.SWITCHBOARD_EMBEDDED_POSTGRES === 'off') {
+    throw new Error(
+      'DATABASE_URL is not set, and SWITCHBOARD_EMBEDDED_POSTGRES=off starts no embedded PostgreSQL: set DATABASE_URL=postgres://user:password@host:5432/database',
+    );
+  }
   let privateKey: string | null;
   try {
     privateKey = getPrivateKey({ env: present });

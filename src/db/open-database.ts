@@ -1,6 +1,7 @@
 import postgres from 'postgres';
 import type { Logger } from '../logger.js';
 import type { DataDirOwner } from './claim-data-dir.js';
+import { isDatabaseUnavailable } from './is-database-unavailable.js';
 import { startEmbeddedPostgres } from './start-embedded-postgres.js';
 
 /** A connection pool or a transaction: every ledger statement runs on either. */
@@ -62,7 +63,7 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
   } catch (error) {
     await sql.end({ timeout: 1 });
     await embedded?.stop();
-    throw error;
+    throw options.databaseUrl ? explainUnusable(options.databaseUrl, error) : error;
   }
   let closing: Promise<void> | undefined;
   return {
@@ -77,6 +78,27 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
         await embedded?.stop();
       })()),
   };
+}
+
+/** SQLSTATEs of a server that answers but will not let us in: wrong password, role or database. */
+const REFUSED_LOGIN = new Set(['28P01', '28000', '3D000']);
+
+/**
+ * A DATABASE_URL that cannot be used, said in one line naming the server (never the password)
+ * and what to check; code `database_unusable`. Other errors (too old a server) pass as they are.
+ */
+function explainUnusable(databaseUrl: string, error: unknown): unknown {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (!isDatabaseUnavailable(error) && !REFUSED_LOGIN.has(code as string)) return error;
+  const url = new URL(databaseUrl);
+  const where = `${url.hostname}:${url.port || 5432}${url.pathname === '/' ? '' : url.pathname}`;
+  return Object.assign(
+    new Error(
+      `cannot use the PostgreSQL at DATABASE_URL (${where}): ${(error as Error).message} — is it running and reachable from here, and are the user, password and database right?`,
+      { cause: error },
+    ),
+    { code: 'database_unusable' },
+  );
 }
 
 export interface ConnectOptions {

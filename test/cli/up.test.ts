@@ -152,6 +152,35 @@ test('up with a bad setting is a usage error', async () => {
   expect(result.stderr).toMatch(/^PORT: /);
 });
 
+// The container image sets SWITCHBOARD_EMBEDDED_POSTGRES=off: without DATABASE_URL it must say
+// so, not start a cluster inside the container's layer.
+test('up with the embedded PostgreSQL off and no DATABASE_URL refuses in one line, starting nothing', async () => {
+  const dataDir = join(home.dir, 'embedded-off');
+  const result = await runCli(['up', '--port', '0'], {
+    ...env,
+    SWITCHBOARD_DATA_DIR: dataDir,
+    SWITCHBOARD_EMBEDDED_POSTGRES: 'off',
+  });
+  expect(result.code).toBe(2);
+  expect(result.stderr).toBe(
+    'DATABASE_URL is not set, and SWITCHBOARD_EMBEDDED_POSTGRES=off starts no embedded PostgreSQL: set DATABASE_URL=postgres://user:password@host:5432/database\n',
+  );
+  expect(existsSync(dataDir)).toBe(false);
+});
+
+test('up with a DATABASE_URL nobody answers says which server in one line, without the password', async () => {
+  const result = await runCli(['up', '--port', '0'], {
+    ...env,
+    DATABASE_URL: 'postgres://switchboard:supersecret@127.0.0.1:1/switchboard',
+    SWITCHBOARD_EMBEDDED_POSTGRES: 'off',
+  });
+  expect(result.code).toBe(1);
+  expect(result.stderr).toMatch(
+    /^cannot use the PostgreSQL at DATABASE_URL \(127\.0\.0\.1:1\/switchboard\): connect ECONNREFUSED [^\n]*\n$/,
+  );
+  expect(result.stderr).not.toContain('supersecret');
+});
+
 test(
   'regression: Ctrl-C during the first initdb was reported as an unexpected error',
   { timeout: 120_000 },

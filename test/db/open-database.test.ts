@@ -3,7 +3,7 @@ import { chmod, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import postgres from 'postgres';
-import { afterAll, beforeAll, expect, test } from 'vitest';
+import { afterAll, beforeAll, expect, inject, test } from 'vitest';
 import { openDatabase } from '../../src/db/open-database.js';
 import { startEmbeddedPostgres } from '../../src/db/start-embedded-postgres.js';
 import { silentLogger } from '../../src/logger.js';
@@ -77,7 +77,23 @@ test('a bad DATABASE_URL fails with a clear error and no secret', async () => {
     dataDir,
     log: silentLogger,
   });
-  const error = (await attempt.catch((e: unknown) => e)) as Error;
+  const error = (await attempt.catch((e: unknown) => e)) as Error & { code?: string };
   expect(error).toBeInstanceOf(Error);
+  expect(error.code).toBe('database_unusable');
+  expect(error.message).toMatch(
+    /^cannot use the PostgreSQL at DATABASE_URL \(127\.0\.0\.1:1\/nothing\): connect ECONNREFUSED .* — is it running/,
+  );
   expect(error.message).not.toContain('supersecret');
+});
+
+test('a DATABASE_URL with a wrong password names the server and the refusal, not the password', async () => {
+  const url = new URL(inject('databaseUrl'));
+  url.password = 'not-the-password';
+  const error = (await openDatabase({ databaseUrl: url.href, dataDir, log: silentLogger }).catch(
+    (e: unknown) => e,
+  )) as Error & { code?: string };
+  expect(error.code).toBe('database_unusable');
+  expect(error.message).toContain(`(${url.hostname}:${url.port}${url.pathname})`);
+  expect(error.message).toMatch(/password authentication failed/);
+  expect(error.message).not.toContain('not-the-password');
 });

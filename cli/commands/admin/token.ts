@@ -67,7 +67,8 @@ The token is printed once. With --save it becomes the credentials file's entry f
       handleSignals: true,
       attach: true,
     }).catch((error: unknown) => {
-      if ((error as { code?: unknown }).code !== 'data_dir_in_use') throw error;
+      const { code } = error as { code?: unknown };
+      if (code !== 'data_dir_in_use' && code !== 'database_unusable') throw error;
       throw new CommandError((error as Error).message, EXIT.unexpected);
     });
     let minted: Awaited<ReturnType<typeof mintAdminToken>>;

