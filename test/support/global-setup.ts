@@ -4,18 +4,26 @@ import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { startEmbeddedPostgres } from '../../src/db/start-embedded-postgres.js';
 import { silentLogger } from '../../src/logger.js';
+import { findChromium, type FoundChromium } from '../web/support/find-chromium.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     databaseUrl: string;
+    /** The browser the browser tests drive. */
+    chromium: FoundChromium;
   }
 }
 
 /**
- * One real PostgreSQL for the whole run: TEST_DATABASE_URL when set, else an embedded server
+ * The browser for the browser tests (findChromium), and one real PostgreSQL for the whole run: TEST_DATABASE_URL when set, else an embedded server
  * in a temporary folder. Each test file then works in a schema of its own.
  */
 export default async function setup(project: TestProject) {
+  // Found (or unpacked) once for the run; none fails the run here, with the line saying why.
+  const chromium = await findChromium();
+  console.log(`browser tests: ${chromium.source} (${chromium.path})`);
+  project.provide('chromium', chromium);
+
   const given = process.env.TEST_DATABASE_URL;
   if (given) {
     project.provide('databaseUrl', given);
