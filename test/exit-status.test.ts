@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -120,6 +120,25 @@ test.concurrent(
   async () => {
     const { code, output } = await run([TSX, 'test/fixtures/exit-status/set-exit-code.ts']);
     expect({ code, output }).toEqual({ code: 3, output: '' });
+  },
+  RUN_TIMEOUT,
+);
+
+test.concurrent(
+  'regression: a process a test leaves running fails the run, named on a line of its own, and is killed',
+  async () => {
+    const { code, output } = await runFixture('leaves-a-process-running', inject('databaseUrl'));
+    expect(output).toMatch(/Tests\s+1 passed/);
+    const pid = Number(/left running after the tests: pid (\d+): sleep 300/.exec(output)?.[1]);
+    expect(pid).toBeGreaterThan(0);
+    // Killed: gone, or a zombie until its new parent reaps it.
+    const state = () =>
+      readFile(`/proc/${pid}/stat`, 'utf8').then(
+        (stat) => stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3),
+        () => 'gone',
+      );
+    await expect.poll(state).toMatch(/^(gone|Z)$/);
+    expect(code).toBe(1);
   },
   RUN_TIMEOUT,
 );

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -5,6 +6,7 @@ import type { TestProject } from 'vitest/node';
 import { startEmbeddedPostgres } from '../../src/db/start-embedded-postgres.js';
 import { silentLogger } from '../../src/logger.js';
 import { findChromium, type FoundChromium } from '../web/support/find-chromium.js';
+import { failOnLeftoverProcesses, RUN_MARK } from './leftover-processes.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -19,6 +21,10 @@ declare module 'vitest' {
  * in a temporary folder. Each test file then works in a schema of its own.
  */
 export default async function setup(project: TestProject) {
+  // Inherited by every process the run starts; the teardown fails the run if one is left.
+  const runId = randomUUID();
+  process.env[RUN_MARK] = runId;
+
   // Found (or unpacked) once for the run; none fails the run here, with the line saying why.
   const chromium = await findChromium();
   console.log(`browser tests: ${chromium.source} (${chromium.path})`);
@@ -27,7 +33,7 @@ export default async function setup(project: TestProject) {
   const given = process.env.TEST_DATABASE_URL;
   if (given) {
     project.provide('databaseUrl', given);
-    return;
+    return () => failOnLeftoverProcesses(runId);
   }
   const dir = await mkdtemp(join(tmpdir(), 'switchboard-test-'));
   // As root the server runs as the `postgres` user, which must be able to enter this folder.
@@ -37,5 +43,6 @@ export default async function setup(project: TestProject) {
   return async () => {
     await postgres.stop();
     await rm(dir, { recursive: true, force: true });
+    await failOnLeftoverProcesses(runId);
   };
 }
