@@ -126,7 +126,8 @@ test.concurrent(
 
 test.concurrent(
   'regression: a process a test leaves running fails the run, named on a line of its own, and is killed',
-  async () => {
+  // A concurrent test polls with its own expect.
+  async ({ expect }) => {
     const { code, output } = await runFixture('leaves-a-process-running', inject('databaseUrl'));
     expect(output).toMatch(/Tests\s+1 passed/);
     const pid = Number(/left running after the tests: pid (\d+): sleep 300/.exec(output)?.[1]);
