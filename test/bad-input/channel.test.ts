@@ -9,6 +9,7 @@ import {
 } from '../support/bad-input.js';
 import { BIN } from '../support/claude-code-client.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
+import { runMark } from '../support/leftover-processes.js';
 
 // Bad input thrown at `switchboard channel` on stdin, as raw bytes: lines that are not JSON or
 // not JSON-RPC, unknown methods, permission requests that are malformed or carry hostile text,
@@ -78,6 +79,7 @@ class Channel {
       env: {
         PATH: process.env.PATH ?? '',
         HOME: process.env.HOME ?? '',
+        ...runMark(),
         SWITCHBOARD_URL: server.url,
         SWITCHBOARD_TOKEN: token,
       },

@@ -2,6 +2,7 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { BIN } from '../support/claude-code-client.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
+import { runMark } from '../support/leftover-processes.js';
 
 // The wire rules of CHANNELS.md that an SDK client would hide: raw JSON-RPC lines over stdio.
 
@@ -19,6 +20,7 @@ beforeAll(async () => {
   env = {
     PATH: process.env.PATH ?? '',
     HOME: process.env.HOME ?? '',
+    ...runMark(),
     SWITCHBOARD_URL: server.url,
     SWITCHBOARD_TOKEN: agent,
   };

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, test } from 'vitest';
+import { runMark } from '../support/leftover-processes.js';
 
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -52,6 +53,7 @@ beforeAll(async () => {
     XDG_STATE_HOME: join(dir, 'home', '.local', 'state'),
     XDG_CACHE_HOME: join(dir, 'home', '.cache'),
     npm_config_cache: cache.trim(),
+    ...runMark(),
   };
   // A home as a new user has one: its folders open to others' search (o+x), so that the cluster
   // lives in the data directory (and goes with this test's folder) rather than /var/lib.

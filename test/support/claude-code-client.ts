@@ -3,6 +3,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { join } from 'node:path';
 import { z } from 'zod';
+import { runMark } from './leftover-processes.js';
 
 export const BIN = join(import.meta.dirname, '..', '..', 'bin', 'run.js');
 
@@ -61,7 +62,7 @@ export async function startClaudeCode(
     command,
     args,
     cwd,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...runMark(), ...env },
     stderr: 'pipe',
   });
   let stderr = '';

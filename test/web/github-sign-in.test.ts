@@ -33,8 +33,13 @@ interface Authorize {
 }
 
 /**
- * GitHub's side in the browser: its authorize page is faked by `page.route`, and sends the
- * browser straight back to the callback with a code (and the state it got, or `state`).
+ * GitHub's side in the browser: its authorize page sends the browser straight back to the
+ * callback with a code (and the state it got, or `state`). Playwright routes the first request
+ * of a navigation, not the hops of its redirects, so the hop to GitHub is answered where it
+ * starts: the server's /auth/github is fetched for real, its redirect to GitHub read, and the
+ * browser handed GitHub's redirect back instead. (Routing github.com itself worked only by
+ * accident: the error page of the unroutable hop reloaded itself a second later, in full
+ * Chromium only.)
  */
 async function fakeAuthorizePage(
   w: WatchedPage,
@@ -42,8 +47,10 @@ async function fakeAuthorizePage(
   state?: string,
 ): Promise<Authorize[]> {
   const seen: Authorize[] = [];
-  await w.page.route('https://github.com/login/oauth/authorize?*', async (route) => {
-    const url = new URL(route.request().url());
+  await w.page.route(`${server.url}/auth/github`, async (route) => {
+    const response = await route.fetch({ maxRedirects: 0 });
+    const url = new URL(response.headers().location ?? '');
+    expect(`${url.origin}${url.pathname}`).toBe('https://github.com/login/oauth/authorize');
     const asked = {
       clientId: url.searchParams.get('client_id')!,
       redirectUri: url.searchParams.get('redirect_uri')!,
@@ -55,7 +62,10 @@ async function fakeAuthorizePage(
     const back = new URL(asked.redirectUri);
     back.searchParams.set('code', code);
     back.searchParams.set('state', state ?? asked.state);
-    await route.fulfill({ status: 302, headers: { location: back.toString() } });
+    await route.fulfill({
+      response,
+      headers: { ...response.headers(), location: back.toString() },
+    });
   });
   return seen;
 }

@@ -20,6 +20,9 @@ import { vapidPublicKey } from './support/push.js';
 //   as Chromium's push service client would after decrypting it.
 // Everything between is real: the page's click, its POST (CSRF token, Origin, cookie), the
 // server's sending, /sw.js registered under the console's CSP, and the notifications it shows.
+// Where the browser has no notification platform (chrome-headless-shell, which `npm install`
+// brings), a third seam is stood in for: the notifications the platform would show
+// (standInNotifications).
 
 let server: TestServer;
 let browser: TestBrowser;
@@ -40,6 +43,56 @@ afterAll(async () => {
   await server?.stop();
   await push?.close();
 });
+
+/**
+ * The notification platform, where the browser has none: the page reads the permission the test
+ * granted (grantNotifications), and the service worker's registration keeps what it is asked to
+ * show, one per tag, until closed, as the platform does. Elsewhere this does nothing.
+ */
+async function standInNotifications(w: WatchedPage) {
+  if (browser.notifies) return;
+  await w.context.addInitScript(() => {
+    const notification = (globalThis as any).Notification;
+    const request = notification.requestPermission.bind(notification);
+    Object.defineProperty(notification, 'permission', {
+      get: () => (globalThis as any).testNotificationPermission ?? 'default',
+    });
+    notification.requestPermission = async () =>
+      ((globalThis as any).testNotificationPermission = await request());
+  });
+  await w.context.route(`${server.url}/sw.js`, async (route) => {
+    const response = await route.fetch();
+    const standIn = `(${String(() => {
+      let shown: { tag: string; close(): void }[] = [];
+      const registration = (globalThis as any).registration;
+      registration.showNotification = (title: string, options: Record<string, any> = {}) => {
+        const tag = options.tag ?? '';
+        shown = shown.filter((n) => !tag || n.tag !== tag);
+        const notification = {
+          title,
+          body: options.body ?? '',
+          tag,
+          data: options.data ?? null,
+          silent: options.silent === true,
+          close: () => (shown = shown.filter((n) => n !== notification)),
+        };
+        shown.push(notification);
+        return Promise.resolve();
+      };
+      registration.getNotifications = (filter: { tag?: string } = {}) =>
+        Promise.resolve(shown.filter((n) => !filter.tag || n.tag === filter.tag));
+    })})();\n`;
+    await route.fulfill({ response, body: standIn + (await response.text()) });
+  });
+}
+
+/** The human says yes to the browser's prompt: granted through the context. */
+async function grantNotifications(w: WatchedPage) {
+  await w.context.grantPermissions(['notifications'], { origin: server.url });
+  if (browser.notifies) return;
+  await w.context.addInitScript(() => ((globalThis as any).testNotificationPermission = 'granted'));
+  await w.page.evaluate(() => ((globalThis as any).testNotificationPermission = 'granted'));
+}
 
 /** Stands in for Chromium's push service client: `subscription` is what it would have made. */
 async function standInPushManager(w: WatchedPage, subscription: SubscriptionJson) {
@@ -95,10 +148,11 @@ test('Notify me subscribes through PushManager and hands the subscription in; th
   const w = await browser.newPage();
   const subscription = push.subscribe();
   await standInPushManager(w, subscription);
+  await standInNotifications(w);
   await signIn(w.page, server, ada);
   const button = w.page.getByRole('button', { name: 'Notify me' });
-  // The human says yes to the browser's prompt (granted here through the context).
-  await w.context.grantPermissions(['notifications'], { origin: server.url });
+  // The human says yes to the browser's prompt.
+  await grantNotifications(w);
   await button.click();
   await expect.poll(() => button.isHidden()).toBe(true);
 
@@ -189,7 +243,8 @@ test('a browser that already said yes hands its subscription in again after a ne
   const w = await browser.newPage();
   const subscription = push.subscribe();
   await standInPushManager(w, subscription);
-  await w.context.grantPermissions(['notifications'], { origin: server.url });
+  await standInNotifications(w);
+  await grantNotifications(w);
   await signIn(w.page, server, ada);
   const sessionOf = async () =>
     (
@@ -212,9 +267,10 @@ test('a browser that already said yes hands its subscription in again after a ne
 
 test('where the browser has no push service (a private window, here), Notify me still turns on page notifications and hands nothing in', async () => {
   const w = await browser.newPage();
+  await standInNotifications(w);
   await signIn(w.page, server, ada);
   const before = await server.sql`select id from web_push_subscriptions`;
-  await w.context.grantPermissions(['notifications'], { origin: server.url });
+  await grantNotifications(w);
   await w.page.getByRole('button', { name: 'Notify me' }).click();
   await expect
     .poll(() => w.messages.filter((m) => m.includes('Web Push is not available here')))

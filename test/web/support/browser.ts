@@ -1,19 +1,15 @@
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-
-/** Debian's chromium (`apt-get install chromium`; .ci/run installs it). */
-export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
+import { inject } from 'vitest';
+import { CHROMIUM_ARGS } from './find-chromium.js';
 
 export interface TestBrowser {
   browser: Browser;
+  /**
+   * Whether the browser shows notifications. chrome-headless-shell (the browser that comes with
+   * `npm install`) has no notification platform: Notification.permission is always "denied" and
+   * a service worker's showNotification is refused. There, pages get a stand-in (standIn…).
+   */
+  notifies: boolean;
   /** A fresh context (its own cookies) and page, watched for console messages and CSP refusals. */
   newPage(options?: Parameters<Browser['newContext']>[0]): Promise<WatchedPage>;
   close(): Promise<void>;
@@ -35,10 +31,13 @@ export interface WatchedPage {
  * removes it on close); a context of its own, so cookies of its own, per test.
  */
 export async function launchBrowser(): Promise<TestBrowser> {
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
+  // Found once for the run by the global setup (test/web/support/find-chromium.ts).
+  const { path } = inject('chromium');
+  const browser = await chromium.launch({ executablePath: path, args: CHROMIUM_ARGS });
   const contexts: BrowserContext[] = [];
   return {
     browser,
+    notifies: await showsNotifications(browser),
     async newPage(options) {
       const context = await browser.newContext(options);
       contexts.push(context);
@@ -60,4 +59,21 @@ export async function launchBrowser(): Promise<TestBrowser> {
       await browser.close();
     },
   };
+}
+
+/** Whether a page granted the permission reads it as granted (the notification platform's answer). */
+async function showsNotifications(browser: Browser): Promise<boolean> {
+  const origin = 'http://localhost';
+  const context = await browser.newContext();
+  try {
+    await context.route(`${origin}/`, (route) =>
+      route.fulfill({ contentType: 'text/html', body: '' }),
+    );
+    await context.grantPermissions(['notifications'], { origin });
+    const page = await context.newPage();
+    await page.goto(`${origin}/`);
+    return (await page.evaluate(() => (globalThis as any).Notification?.permission)) === 'granted';
+  } finally {
+    await context.close();
+  }
 }
