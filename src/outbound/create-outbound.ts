@@ -61,6 +61,12 @@ export function createOutbound({ allow, ca }: OutboundOptions): Outbound {
     (hostname, options, callback) => {
       dns.lookup(hostname, { ...options, all: true }, (error, addresses: LookupAddress[]) => {
         if (error) return callback(error, '', 0);
+        if (addresses.length === 0) {
+          const none = Object.assign(new Error(`no address for ${hostname}`), {
+            code: 'ENOTFOUND',
+          });
+          return callback(none, '', 0);
+        }
         const refused = addresses
           .map((entry) => policy.addressRefusal(entry.address, protocol))
           .find((reason) => reason !== null);
