@@ -1,5 +1,6 @@
 import { getPrivateKey } from '@probot/get-private-key';
 import { z } from 'zod';
+import { parseAllowList } from '../outbound/outbound-policy.js';
 import { parseSecretKey } from '../sources/load-secret-key.js';
 import { defaultCredentialsFile, defaultDataDir } from './paths.js';
 
@@ -35,6 +36,11 @@ export interface ServerConfig {
   retentionDays?: number;
   /** SWITCHBOARD_RECONCILE_MINUTES: how often GitHub's delivery log is reconciled (5; 0: by hand only). */
   reconcileMinutes?: number;
+  /**
+   * SWITCHBOARD_OUTBOUND_ALLOW: CIDRs that webhooks, sources' APIs and Web Push may reach though
+   * they are not public (loopback, private, …); none by default.
+   */
+  outboundAllow?: string[];
 }
 
 /**
@@ -79,6 +85,17 @@ const Env = z.object({
     .max(36_500)
     .default(DEFAULT_RETENTION_DAYS),
   SWITCHBOARD_RECONCILE_MINUTES: z.coerce.number().int().min(0).max(1440).default(5),
+  SWITCHBOARD_OUTBOUND_ALLOW: z
+    .string()
+    .optional()
+    .transform((text, context) => {
+      try {
+        return parseAllowList(text);
+      } catch (error) {
+        context.addIssue({ code: 'custom', message: (error as Error).message });
+        return z.NEVER;
+      }
+    }),
 });
 
 /** Reads the server's settings from the environment; `overrides` come from command-line flags. */
@@ -133,5 +150,6 @@ export function loadServerConfig(
     secretKey: vars.SWITCHBOARD_SECRET_KEY,
     retentionDays: vars.SWITCHBOARD_RETENTION_DAYS,
     reconcileMinutes: vars.SWITCHBOARD_RECONCILE_MINUTES,
+    outboundAllow: vars.SWITCHBOARD_OUTBOUND_ALLOW,
   };
 }

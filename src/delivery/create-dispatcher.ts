@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type postgres from 'postgres';
 import { cancelSessionApprovals, systemActor, type Principal, type Wake } from '../ledger/index.js';
 import type { Logger } from '../logger.js';
+import type { Outbound } from '../outbound/create-outbound.js';
 import { digestContent, oneLine, wakeContent, type Doorbell } from '../contract/doorbell.js';
 import { sendWebhook } from './send-webhook.js';
 import { takeRing, type Ring, type RingTarget, type SessionPath } from './take-ring.js';
@@ -72,12 +73,15 @@ export async function createDispatcher({
   schema,
   hub,
   log,
+  outbound,
   timing = DEFAULT_TIMING,
 }: {
   sql: postgres.Sql;
   schema: string;
   hub: WakeHub;
   log: Logger;
+  /** How webhooks are sent (src/outbound: no address inside, no redirect). */
+  outbound: Outbound;
   timing?: DispatcherTiming;
 }): Promise<Dispatcher> {
   const processId = randomUUID();
@@ -150,12 +154,11 @@ export async function createDispatcher({
   ): Promise<{ ok: boolean; detail: string }> => {
     if (target.kind === 'webhook') {
       const result = await sendWebhook(
+        outbound,
         target,
         `ring_${ring.todo.id}_${ring.rings}`,
         wakeDoorbell(ring),
-        {
-          retryDelaysMs: timing.webhookRetriesMs,
-        },
+        { retryDelaysMs: timing.webhookRetriesMs, log },
       );
       return { ok: result.ok, detail: `failed (${result.detail})` };
     }
@@ -281,10 +284,11 @@ export async function createDispatcher({
         where w.principal = ${principal}`;
       if (webhook) {
         const sent = await sendWebhook(
+          outbound,
           webhook,
           `${doorbell.type}_${wake.todo_id}_${wake.wake_id}`,
           doorbell,
-          { retryDelaysMs: timing.webhookRetriesMs },
+          { retryDelaysMs: timing.webhookRetriesMs, log },
         );
         await event('notified', {
           principal,

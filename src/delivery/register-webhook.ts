@@ -1,18 +1,22 @@
 import type postgres from 'postgres';
 import { invalid } from '../ledger/index.js';
-import { isAllowedWebhookUrl, newWebhookSecret } from './send-webhook.js';
+import type { OutboundPolicy } from '../outbound/outbound-policy.js';
+import { newWebhookSecret } from './send-webhook.js';
 
 /**
  * Registers (or replaces) a principal's outbound webhook and returns its new signing secret,
- * shown this once. Only https URLs, or http to this machine, are accepted.
+ * shown this once. The URL must pass the outbound policy as far as it can be told now (https, or
+ * http to an allowed address; no address inside written in it); what a name resolves to is
+ * checked at each ring.
  */
 export async function registerWebhook(
   sql: postgres.Sql,
+  policy: OutboundPolicy,
   principal: string,
   url: string,
 ): Promise<{ url: string; secret: string }> {
-  if (!isAllowedWebhookUrl(url))
-    throw invalid('webhook url must be https (or http to 127.0.0.1, ::1 or localhost)');
+  const refused = policy.urlRefusal(url);
+  if (refused) throw invalid(`webhook url ${refused}`);
   const secret = newWebhookSecret();
   await sql`
     insert into consumer_webhooks (principal, url, secret) values (${principal}, ${url}, ${secret})

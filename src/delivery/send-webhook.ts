@@ -1,26 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import type { Doorbell } from '../contract/doorbell.js';
+import type { Logger } from '../logger.js';
+import { failureOf, isOutboundRefused, type Outbound } from '../outbound/create-outbound.js';
 
 /** A new Standard Webhooks signing secret: `whsec_` and 32 random bytes in base64. */
 export function newWebhookSecret(): string {
   return 'whsec_' + randomBytes(32).toString('base64');
-}
-
-const LOOPBACK = new Set(['127.0.0.1', '::1', '[::1]', 'localhost']);
-
-/** Webhooks go over https, or plain http to this machine only (local agents, tests). */
-export function isAllowedWebhookUrl(url: string): boolean {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    return false;
-  }
-  if (parsed.username || parsed.password) return false;
-  return (
-    parsed.protocol === 'https:' || (parsed.protocol === 'http:' && LOOPBACK.has(parsed.hostname))
-  );
 }
 
 export interface WebhookOutcome {
@@ -33,19 +19,22 @@ export interface WebhookOutcome {
 /**
  * POSTs a doorbell signed per the Standard Webhooks spec (webhook-id, webhook-timestamp,
  * webhook-signature), retrying a failed attempt after each delay in `retryDelaysMs`. Any 2xx is
- * success. The same message id on every attempt lets the receiver drop duplicates.
+ * success; a redirect is a failure, not followed. The same message id on every attempt lets the
+ * receiver drop duplicates. The detail is what the webhook's owner may read in a todo's history:
+ * an address the outbound policy refuses is not tried again, and reads as `unreachable` there
+ * (the reason goes to the server's log).
  */
 export async function sendWebhook(
+  outbound: Outbound,
   target: { url: string; secret: string },
   messageId: string,
   doorbell: Doorbell,
   {
     retryDelaysMs = [1000, 5000],
     timeoutMs = 5000,
-  }: { retryDelaysMs?: number[]; timeoutMs?: number } = {},
+    log,
+  }: { retryDelaysMs?: number[]; timeoutMs?: number; log?: Logger } = {},
 ): Promise<WebhookOutcome> {
-  if (!isAllowedWebhookUrl(target.url))
-    return { ok: false, attempts: 0, detail: 'url not allowed' };
   const body = JSON.stringify({
     type: `todo.${doorbell.type}`,
     timestamp: new Date().toISOString(),
@@ -58,7 +47,7 @@ export async function sendWebhook(
       await new Promise((resolve) => setTimeout(resolve, retryDelaysMs[attempt - 1]));
     const sentAt = new Date();
     try {
-      const response = await fetch(target.url, {
+      const answer = await outbound.request(target.url, {
         method: 'POST',
         headers: {
           'content-type': 'application/json',
@@ -67,14 +56,20 @@ export async function sendWebhook(
           'webhook-signature': signer.sign(messageId, sentAt, body),
         },
         body,
-        redirect: 'manual',
         signal: AbortSignal.timeout(timeoutMs),
       });
-      await response.body?.cancel();
-      if (response.ok) return { ok: true, attempts: attempt + 1, detail: String(response.status) };
-      detail = String(response.status);
+      if (answer.status >= 200 && answer.status < 300)
+        return { ok: true, attempts: attempt + 1, detail: String(answer.status) };
+      detail =
+        answer.status >= 300 && answer.status < 400
+          ? `${answer.status}, a redirect: not followed`
+          : String(answer.status);
     } catch (error) {
-      detail = (error as Error).name === 'TimeoutError' ? 'timeout' : 'unreachable';
+      detail = failureOf(error);
+      if (isOutboundRefused(error)) {
+        log?.warn({ err: error, messageId }, 'a webhook was not sent: its address is refused');
+        return { ok: false, attempts: attempt + 1, detail };
+      }
     }
   }
   return { ok: false, attempts: retryDelaysMs.length + 1, detail };

@@ -4,6 +4,7 @@ import type postgres from 'postgres';
 import type { Dispatcher } from '../delivery/create-dispatcher.js';
 import { registerWebhook, removeWebhook } from '../delivery/register-webhook.js';
 import type { Doorbell } from '../contract/doorbell.js';
+import type { OutboundPolicy } from '../outbound/outbound-policy.js';
 import { actorOf } from './authenticate.js';
 
 const PING_MS = 15_000;
@@ -28,14 +29,18 @@ export interface EventStreams {
  * todo to claim, an approval to decide, a verdict on its question). Claim after `ready` and on
  * every wake, and nothing committed in between is missed.
  */
-export function eventStreamRoutes(sql: postgres.Sql, dispatcher: Dispatcher): EventStreams {
+export function eventStreamRoutes(
+  sql: postgres.Sql,
+  dispatcher: Dispatcher,
+  outbound: OutboundPolicy,
+): EventStreams {
   const open = new Set<Response>();
   const routes = Router();
 
   // The caller's outbound webhook: rung when it has no live session (see README, delivery ladder).
   routes.put('/webhook', async (req, res) => {
     const { url } = WebhookBody.parse(req.body ?? {});
-    res.json(await registerWebhook(sql, actorOf(res).name, url));
+    res.json(await registerWebhook(sql, outbound, actorOf(res).name, url));
   });
   routes.delete('/webhook', async (_req, res) => {
     res.json({ removed: await removeWebhook(sql, actorOf(res).name) });

@@ -32,6 +32,11 @@ import type { PushTuning } from '../web/push-sender.js';
 import { createSources, type Sources } from '../sources/create-sources.js';
 import { loadSecretKey } from '../sources/load-secret-key.js';
 import { createPruner, type Pruner } from '../retention/create-pruner.js';
+import {
+  createOutbound,
+  type Outbound,
+  type OutboundOptions,
+} from '../outbound/create-outbound.js';
 import { bootstrapAdmin } from './bootstrap-admin.js';
 
 export interface StartServerOptions {
@@ -53,8 +58,10 @@ export interface StartServerOptions {
   deliveryTiming?: Partial<DispatcherTiming>;
   /** Tests: the web console's failed sign-in attempts allowed per address (20 per 15 min). */
   signInAttemptLimit?: number;
-  /** Tests: the web console's Web Push (a fake push service, shorter sweeps and retries). */
+  /** Tests: the web console's Web Push (shorter sweeps and retries). */
   webPush?: PushTuning;
+  /** Tests: the certificate of a fake service that outbound requests are to trust. */
+  outboundCa?: OutboundOptions['ca'];
   /** Aborted (Ctrl-C during start-up): the embedded PostgreSQL's start gives up at its next step. */
   signal?: AbortSignal;
 }
@@ -92,6 +99,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   let wakes: WakeNotifier | undefined;
   let web: WebConsole | undefined;
   let pruner: Pruner | undefined;
+  let outbound: Outbound | undefined;
   /** Responses not yet ended (event streams included, until they are closed). */
   const inFlight = new Set<ServerResponse>();
   const close = async () => {
@@ -112,6 +120,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     await sources?.stop();
     await dispatcher?.close();
     await hub?.close();
+    await outbound?.close();
     await tokens?.close();
     await db.close();
   };
@@ -119,6 +128,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     const { applied } = await migrate(db.sql, db.schema);
     if (applied.length) log.info({ applied }, 'migrated the database');
     const metrics = createMetrics(db.sql);
+    outbound = createOutbound({ allow: config.outboundAllow ?? [], ca: options.outboundCa });
     tokens = await createTokenCache(db.sql, db.schema, log);
     wakes = createWakeNotifier(db.sql, db.schema, log);
     github = await createGitHubProvider({
@@ -157,6 +167,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       log,
       metrics,
       key: secretKey,
+      outbound,
       tuning: options.sourcesTuning,
     });
     hub = await createWakeHub(db.sql, db.schema, log);
@@ -165,9 +176,10 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       schema: db.schema,
       hub,
       log,
+      outbound,
       timing: { ...DEFAULT_TIMING, ...options.deliveryTiming },
     });
-    streams = eventStreamRoutes(db.sql, dispatcher);
+    streams = eventStreamRoutes(db.sql, dispatcher, outbound.policy);
     const hooks = combineHooks(wakes.announce, github.hooks, sources.hooks);
     mcp = createMcpEndpoint({
       sql: db.sql,
@@ -187,6 +199,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       publicUrl: config.publicUrl,
       githubOAuth: config.githubOAuth,
       signInAttemptLimit: options.signInAttemptLimit,
+      outbound,
       push: options.webPush,
     });
     const { app } = createHttpApp({

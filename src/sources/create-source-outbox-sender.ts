@@ -1,5 +1,6 @@
 import type postgres from 'postgres';
 import type { Logger } from '../logger.js';
+import type { Outbound } from '../outbound/create-outbound.js';
 import { drainOutbox, type OutboxDrainer } from '../providers/drain-outbox.js';
 import type { WriteBackTuning } from '../providers/github/create-write-back-sender.js';
 import { withTimeout } from '../providers/github/with-timeout.js';
@@ -20,9 +21,10 @@ export function createSourceOutboxSender(options: {
   sql: postgres.Sql;
   box: SecretBox;
   log: Logger;
+  outbound: Outbound;
   tuning: WriteBackTuning;
 }): SourceOutboxSender {
-  const { sql, box, log, tuning } = options;
+  const { sql, box, log, outbound, tuning } = options;
 
   async function attempt(row: SourceOutboxRow): Promise<void> {
     const fields = {
@@ -38,7 +40,7 @@ export function createSourceOutboxSender(options: {
       if (!source.apiToken)
         throw new FinalSendError(`source ${row.source} has no API token any more`);
       await withTimeout(
-        sendSourceComment(source, row.target, row.body, signal),
+        sendSourceComment(outbound, source, row.target, row.body, signal),
         tuning.requestTimeoutMs,
       );
       await markOutboxSent(sql, 'source_outbox', row.id);

@@ -3,6 +3,7 @@ import type postgres from 'postgres';
 import type { Metrics } from '../http/metrics.js';
 import type { TodoHooks } from '../http/todo-routes.js';
 import type { Logger } from '../logger.js';
+import type { Outbound } from '../outbound/create-outbound.js';
 import {
   DEFAULT_GITHUB_TUNING,
   type GitHubTuning,
@@ -40,9 +41,11 @@ export function createSources(options: {
   log: Logger;
   metrics: Metrics;
   key: Buffer | undefined;
+  /** How replies reach the sources' APIs (src/outbound). */
+  outbound: Outbound;
   tuning?: Partial<Omit<SourcesTuning, 'writeBack'>> & { writeBack?: Partial<WriteBackTuning> };
 }): Sources {
-  const { sql, log, metrics } = options;
+  const { sql, log, metrics, outbound } = options;
   const defaults: Pick<GitHubTuning, 'ingestTimeoutMs' | 'replayWindowMs' | 'writeBack'> =
     DEFAULT_GITHUB_TUNING;
   const tuning: SourcesTuning = {
@@ -52,7 +55,7 @@ export function createSources(options: {
   };
   const box = options.key ? createSecretBox(options.key) : null;
   const sender = box
-    ? createSourceOutboxSender({ sql, box, log, tuning: tuning.writeBack })
+    ? createSourceOutboxSender({ sql, box, log, outbound, tuning: tuning.writeBack })
     : undefined;
   const receive = receiveSourceDelivery({
     sql,
@@ -66,7 +69,7 @@ export function createSources(options: {
     webhooks: (req, res, next) => {
       receive(req, res).catch(next);
     },
-    routes: sourceRoutes(sql, box),
+    routes: sourceRoutes(sql, box, outbound.policy),
     hooks: { afterComplete: queueSourceSummary, afterReply: queueSourceReply },
     start: () => sender?.start(),
     stop: async () => sender?.stop(),

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { actorOf } from '../http/authenticate.js';
 import { HttpError } from '../http/http-error.js';
 import { forbidden, invalid, notFound, type Actor } from '../ledger/index.js';
+import type { OutboundPolicy } from '../outbound/outbound-policy.js';
 import { decideSourceDelivery } from './decide-source-delivery.js';
 import { providerFor } from './provider-for.js';
 import type { SecretBox } from './secret-box.js';
@@ -69,7 +70,11 @@ const shown = (req: Request, source: SourceView) => ({ ...source, url: urlOf(req
  * The admin's API for sources, under /api/v1 (what `switchboard source …` calls). A secret is in
  * an answer only when switchboard made it — once, when it was made — never afterwards.
  */
-export function sourceRoutes(sql: postgres.Sql, box: SecretBox | null): Router {
+export function sourceRoutes(
+  sql: postgres.Sql,
+  box: SecretBox | null,
+  outbound: OutboundPolicy,
+): Router {
   const router = Router();
   const sealer = () => {
     if (!box) {
@@ -91,6 +96,8 @@ export function sourceRoutes(sql: postgres.Sql, box: SecretBox | null): Router {
     const body = AddBody.parse(req.body ?? {});
     const actor = actorOf(res);
     assertAdmin(actor, 'add sources');
+    const refused = body.api_url === undefined ? null : outbound.urlRefusal(body.api_url);
+    if (refused) throw invalid(`the API URL ${refused}`);
     const { source, secret } = await addSource(sql, sealer(), {
       name: body.name,
       kind: body.kind,

@@ -11,6 +11,7 @@ import { createChangeFeed } from './change-feed.js';
 import { consoleAssets } from './console-assets.js';
 import { liveStreams } from './live-streams.js';
 import { guardChanges, pageRoutes } from './page-routes.js';
+import type { Outbound } from '../outbound/create-outbound.js';
 import { loadPushKeys } from './push-keys.js';
 import { pushRoutes } from './push-routes.js';
 import { createPushSender, type PushSender, type PushTuning } from './push-sender.js';
@@ -40,7 +41,9 @@ export interface WebConsoleOptions {
   pollMs?: number;
   /** Failed sign-in attempts allowed per address per 15 minutes. */
   signInAttemptLimit?: number;
-  /** Web Push: tests' fake push service, shorter sweeps and retries. */
+  /** How Web Push reaches the browsers' push services (src/outbound). */
+  outbound: Outbound;
+  /** Web Push: shorter sweeps and retries (tests). */
   push?: PushTuning;
 }
 
@@ -73,6 +76,7 @@ export async function createWebConsole(options: WebConsoleOptions): Promise<WebC
     keys,
     subject: vapidSubject(publicUrl),
     log,
+    outbound: options.outbound,
     tuning: options.push,
   });
   const render = pageRenderer(assets.urls, keys.publicKey);

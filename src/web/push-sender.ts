@@ -1,15 +1,13 @@
-import type { Agent } from 'node:https';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type postgres from 'postgres';
 import webpush, { WebPushError } from 'web-push';
 import type { WakeHub } from '../delivery/wake-hub.js';
 import { systemActor, type Wake } from '../ledger/index.js';
 import type { Logger } from '../logger.js';
+import { failureOf, isOutboundRefused, type Outbound } from '../outbound/create-outbound.js';
 import type { PushKeys } from './push-keys.js';
 
 export interface PushTuning {
-  /** Tests: the agent that trusts their fake push service's certificate. */
-  agent?: Agent;
   /** How often ended approvals are closed and approvals whose wake was missed are sent (ms). */
   sweepMs?: number;
   /** Waits between tries of a push the service put off (429, 5xx, no answer); the last repeats. */
@@ -66,6 +64,7 @@ export function createPushSender({
   keys,
   subject,
   log,
+  outbound,
   tuning = {},
 }: {
   sql: postgres.Sql;
@@ -74,6 +73,8 @@ export function createPushSender({
   /** The VAPID contact the push services see: an https URL or a mailto: address. */
   subject: string;
   log: Logger;
+  /** How pushes are sent: through src/outbound's agent (no address inside, no redirect). */
+  outbound: Outbound;
   tuning?: PushTuning;
 }): PushSender {
   const { sweepMs, retryDelaysMs, timeoutMs } = { ...DEFAULTS, ...tuning };
@@ -249,11 +250,16 @@ export function createPushSender({
           urgency: message.type === 'approval' ? 'high' : 'normal',
           topic: `approval-${message.id}`,
           timeout: timeoutMs,
-          ...(tuning.agent && { agent: tuning.agent }),
+          agent: outbound.httpsAgent,
         },
       );
       return { ok: true };
     } catch (error) {
+      if (isOutboundRefused(error))
+        log.warn(
+          { err: error, todo_id: target.todo_id },
+          'a web push was not sent: its address is refused',
+        );
       return attemptFailed(error);
     }
   };
@@ -313,13 +319,17 @@ function attemptFailed(error: unknown): Attempt {
     };
   }
   const raw = (error as { code?: unknown }).code;
-  const code = typeof raw === 'string' && /^E[A-Z_]+$/.test(raw) ? raw : undefined;
-  const network = code !== undefined || (error as Error).message === 'Socket timeout';
+  const network =
+    (typeof raw === 'string' && /^E[A-Z_]+$/.test(raw)) ||
+    (error as Error).message === 'Socket timeout' ||
+    isOutboundRefused(error);
+  // No code, no reason: a refused address reads as any unreachable one (see failureOf).
+  const why = (error as Error).message === 'Socket timeout' ? 'timeout' : failureOf(error);
   return {
     ok: false,
     gone: false,
-    retry: network,
-    detail: network ? `no answer from the push service: ${code ?? 'timeout'}` : 'not sendable',
+    retry: network && !isOutboundRefused(error),
+    detail: network ? `no answer from the push service: ${why}` : 'not sendable',
   };
 }
 

@@ -203,15 +203,15 @@ describe.concurrent('webhook set and remove', () => {
       /^webhook set: https:\/\/hooks\.example\.com\/sb\n\nsigning secret \(shown once — keep it\): whsec_\S+\n$/,
     );
     const again = parseJson(
-      await runCli(['webhook', 'set', 'http://127.0.0.1:9/hook', '--json'], agent),
+      await runCli(['webhook', 'set', 'https://hooks.example.net/sb2', '--json'], agent),
     );
     expect(again).toEqual({
-      url: 'http://127.0.0.1:9/hook',
+      url: 'https://hooks.example.net/sb2',
       secret: expect.stringMatching(/^whsec_/),
     });
     const [row] =
       await server.sql`select url from consumer_webhooks where principal = 'verbs-agent'`;
-    expect(row).toEqual({ url: 'http://127.0.0.1:9/hook' });
+    expect(row).toEqual({ url: 'https://hooks.example.net/sb2' });
 
     expect(await runCli(['webhook', 'remove'], agent)).toMatchObject({
       code: 0,
@@ -222,9 +222,14 @@ describe.concurrent('webhook set and remove', () => {
     });
   });
 
-  test('a URL that is not https (nor http to this machine) is refused, exit 3', async () => {
+  test('a URL that is not https, or names an address inside, is refused, exit 3', async () => {
     const refused = await runCli(['webhook', 'set', 'http://example.com/hook'], admin);
     expect(refused).toMatchObject({ code: 3, stdout: '' });
     expect(refused.stderr).toMatch(/^webhook url must be https/);
+    const inside = await runCli(['webhook', 'set', 'https://169.254.169.254/'], admin);
+    expect(inside).toMatchObject({ code: 3, stdout: '' });
+    expect(inside.stderr).toBe(
+      'webhook url is 169.254.169.254, a link-local address: switchboard sends only to public addresses unless SWITCHBOARD_OUTBOUND_ALLOW allows it\n',
+    );
   });
 });

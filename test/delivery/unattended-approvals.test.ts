@@ -19,8 +19,10 @@ let b: TestServer;
 let humanNumber = 0;
 
 beforeAll(async () => {
-  a = await startTestServer({ deliveryTiming: TIMING });
-  b = await startTestServer({ schema: a.schema, deliveryTiming: TIMING });
+  // The webhooks' receivers are on 127.0.0.1: allowed here, as SWITCHBOARD_OUTBOUND_ALLOW would.
+  const outbound = { allow: ['127.0.0.1/32'] };
+  a = await startTestServer({ deliveryTiming: TIMING, outbound });
+  b = await startTestServer({ schema: a.schema, deliveryTiming: TIMING, outbound });
 });
 afterAll(async () => {
   await b.stop();

@@ -55,6 +55,12 @@ export async function startTestServer(
     sweepIntervalMs?: number;
     log?: Logger;
     deliveryTiming?: Partial<DispatcherTiming>;
+    /**
+     * Outbound requests (webhooks, sources' APIs, Web Push): the addresses allowed though not
+     * public (SWITCHBOARD_OUTBOUND_ALLOW; none unless given, as in production), and the
+     * certificate of a fake https service to trust.
+     */
+    outbound?: { allow?: string[]; ca?: Buffer | string };
     /** The web console: GitHub sign-in, a public URL, the sign-in attempt limit. */
     web?: Pick<ServerConfig, 'githubOAuth' | 'publicUrl'> & {
       signInAttemptLimit?: number;
@@ -77,6 +83,7 @@ export async function startTestServer(
     github: options.github,
     githubOAuth: options.web?.githubOAuth,
     publicUrl: options.web?.publicUrl,
+    outboundAllow: options.outbound?.allow ?? [],
   };
   const schema = options.schema ?? `s_${randomBytes(6).toString('hex')}`;
   // The key that seals sources' secrets: one per schema, so a second process on it shares it.
@@ -95,6 +102,7 @@ export async function startTestServer(
     deliveryTiming: options.deliveryTiming,
     signInAttemptLimit: options.web?.signInAttemptLimit,
     webPush: options.web?.push,
+    outboundCa: options.outbound?.ca,
     handleSignals: true,
   });
   const adminToken = options.schema

@@ -33,7 +33,8 @@ beforeAll(async () => {
   push = await startFakePushService(() => vapidPublicKey(server));
   server = await startTestServer({
     sweepIntervalMs: 200,
-    web: { push: { agent: push.agent, sweepMs: 200, retryDelaysMs: [100] } },
+    web: { push: { sweepMs: 200, retryDelaysMs: [100] } },
+    outbound: { allow: ['127.0.0.1/32'], ca: push.certificate },
   });
   ada = await addHuman(server, 'ada');
   browser = await launchBrowser();

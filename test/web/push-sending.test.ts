@@ -35,14 +35,17 @@ const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 beforeAll(async () => {
   push = await startFakePushService(() => vapidPublicKey(server));
-  const tuning = { agent: push.agent, sweepMs: 200, retryDelaysMs: [100, 200] };
+  const tuning = { sweepMs: 200, retryDelaysMs: [100, 200] };
+  // The fake service is on 127.0.0.1: allowed here, as SWITCHBOARD_OUTBOUND_ALLOW would.
+  const outbound = { allow: ['127.0.0.1/32'], ca: push.certificate };
   server = await startTestServer({
     log: recordingLog,
     sweepIntervalMs: 200,
     web: { push: tuning },
+    outbound,
   });
   // A second process on the same database: both hear every wake.
-  second = await startTestServer({ schema: server.schema, web: { push: tuning } });
+  second = await startTestServer({ schema: server.schema, web: { push: tuning }, outbound });
 });
 afterAll(async () => {
   await second?.stop();

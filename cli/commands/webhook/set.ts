@@ -5,7 +5,7 @@ export default class WebhookSet extends SwitchboardCommand {
   static override summary =
     'Register your outbound webhook: rung when none of your sessions can be';
   static override description =
-    'switchboard POSTs the doorbell to URL, signed per the Standard Webhooks spec (webhook-id, webhook-timestamp, webhook-signature) with a new whsec_ secret, printed this once: verify with it. https only, or http to 127.0.0.1, ::1 or localhost. Setting it again replaces the URL and the secret.';
+    'switchboard POSTs the doorbell to URL, signed per the Standard Webhooks spec (webhook-id, webhook-timestamp, webhook-signature) with a new whsec_ secret, printed this once: verify with it. https to a public address; an address that is not public (127.0.0.1, 10.x, …), over http or https, only where SWITCHBOARD_OUTBOUND_ALLOW on the server allows it (for local development: 127.0.0.1/32). Setting it again replaces the URL and the secret.';
   static override examples = [
     '<%= config.bin %> webhook set https://hooks.example.com/switchboard',
     '<%= config.bin %> webhook set http://127.0.0.1:8080/hook --json',

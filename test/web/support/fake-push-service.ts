@@ -15,8 +15,14 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { resolveNames } from '../../support/resolve-names.js';
 
-/** The fake service's host name: `.test` is reserved for tests; the agent resolves it to 127.0.0.1. */
+/**
+ * The fake service's host name: `.test` is reserved for tests. While the service runs, this
+ * process's resolver answers it with 127.0.0.1 (test/support/resolve-names.ts), so a server must
+ * allow 127.0.0.1 (SWITCHBOARD_OUTBOUND_ALLOW) and trust {@link FakePushService.certificate} to
+ * reach it; its own `agent` resolves the name by itself.
+ */
 export const PUSH_HOST = 'push.example.test';
 
 /** A subscription as a browser's `PushSubscription.toJSON()` gives it. */
@@ -44,6 +50,10 @@ export interface FakePushService {
   origin: string;
   /** The agent the server must use to reach it: trusts its certificate, resolves its name. */
   agent: Agent;
+  /** Its self-signed certificate, for a client that is to trust it. */
+  certificate: Buffer;
+  /** TCP connections it has accepted, whatever came over them. */
+  connections(): number;
   /** A new subscription, as a browser would make for the server's VAPID public key. */
   subscribe(): SubscriptionJson;
   /** Pushes accepted, in order of arrival (refusals included, with their status). */
@@ -146,6 +156,9 @@ export async function startFakePushService(vapidPublicKey: () => Promise<string>
       })();
     });
   });
+  const restoreResolver = resolveNames({ [PUSH_HOST]: ['127.0.0.1'] });
+  let connections = 0;
+  server.on('connection', () => (connections += 1));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   origin = `https://${PUSH_HOST}:${port}`;
@@ -163,6 +176,8 @@ export async function startFakePushService(vapidPublicKey: () => Promise<string>
   const service: FakePushService = {
     origin,
     agent,
+    certificate: cert,
+    connections: () => connections,
     received,
     rejected,
     subscribe() {
@@ -186,6 +201,7 @@ export async function startFakePushService(vapidPublicKey: () => Promise<string>
       gone.set(token, status);
     },
     async close() {
+      restoreResolver();
       agent.destroy();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
