@@ -37,7 +37,8 @@ export default class Migrate extends SwitchboardCommand {
       handleSignals: true,
     }).catch((error: unknown) => {
       // Another switchboard process runs on the data directory: say which, and touch nothing.
-      if ((error as { code?: unknown }).code !== 'data_dir_in_use') throw error;
+      const { code } = error as { code?: unknown };
+      if (code !== 'data_dir_in_use' && code !== 'data_dir_unusable') throw error;
       throw new CommandError((error as Error).message, EXIT.unexpected);
     });
     try {
