@@ -49,6 +49,20 @@ beforeAll(async () => {
       url: `https://example.com/${LONG}`,
     })
   ).body.todo.id;
+  // A todo in every state, so that the Board counts them in seven columns.
+  const make = async (title: string) =>
+    (await server.api(agent, 'POST', '/todos', { queue: 'reviews', title })).body.todo;
+  const claim = async (id: number) =>
+    (await server.api(agent, 'POST', `/todos/${id}/claim`)).body.todo;
+  await claim((await make('claimed')).id);
+  const done = await claim((await make('done')).id);
+  await server.api(agent, 'POST', `/todos/${done.id}/complete`, { lease_token: done.lease_token });
+  const failed = await claim((await make('failed')).id);
+  await server.api(agent, 'POST', `/todos/${failed.id}/fail`, { lease_token: failed.lease_token });
+  await server.api(ada, 'POST', `/todos/${(await make('canceled')).id}/cancel`, {});
+  await server.sql`
+    insert into todos (queue, kind, title, state, source, attributed_to)
+    values ('reviews', 'manual', 'quarantined', 'quarantined', 'api', 'stranger')`;
   browser = await launchBrowser();
 });
 afterAll(async () => {
