@@ -37,9 +37,15 @@ export default class Migrate extends SwitchboardCommand {
       handleSignals: true,
     }).catch((error: unknown) => {
       // Another switchboard process runs on the data directory (say which, and touch nothing),
-      // or DATABASE_URL cannot be used (say which server, and what to check).
+      // the data directory cannot be used, or DATABASE_URL cannot be (say which server, and
+      // what to check).
       const { code } = error as { code?: unknown };
-      if (code !== 'data_dir_in_use' && code !== 'database_unusable') throw error;
+      if (
+        code !== 'data_dir_in_use' &&
+        code !== 'data_dir_unusable' &&
+        code !== 'database_unusable'
+      )
+        throw error;
       throw new CommandError((error as Error).message, EXIT.unexpected);
     });
     try {

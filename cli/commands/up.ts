@@ -75,14 +75,30 @@ SIGINT or SIGTERM stops it gracefully: no new requests, those in flight finish, 
       // start-up step they were in fails. That is the stop asked for, not an error.
       if (signalled) return undefined;
       const { code } = error as NodeJS.ErrnoException;
-      if (code === 'data_dir_in_use' || code === 'database_unusable') {
+      if (
+        code === 'data_dir_in_use' ||
+        code === 'data_dir_unusable' ||
+        code === 'database_unusable'
+      ) {
         throw new CommandError((error as Error).message, EXIT.unexpected);
       }
-      if (code !== 'EADDRINUSE') throw error;
-      throw new CommandError(
-        `port ${config.port} on ${config.host} is in use — pass --port or set PORT`,
-        EXIT.unexpected,
-      );
+      const taking = `port ${config.port} on ${config.host}`;
+      if (code === 'EADDRINUSE') {
+        throw new CommandError(`${taking} is in use — pass --port or set PORT`, EXIT.unexpected);
+      }
+      if (code === 'EACCES') {
+        throw new CommandError(
+          `${taking} needs privileges this user lacks — pass --port 1024 or above`,
+          EXIT.unexpected,
+        );
+      }
+      if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') {
+        throw new CommandError(
+          `HOST ${config.host} is not an address of this machine — set HOST to one (127.0.0.1, 0.0.0.0 for every interface)`,
+          EXIT.usage,
+        );
+      }
+      throw error;
     });
     if (!server) {
       log.info(
@@ -92,7 +108,12 @@ SIGINT or SIGTERM stops it gracefully: no new requests, those in flight finish, 
       return;
     }
     listening = true;
-    this.log(`switchboard is listening on ${server.url} — Ctrl-C stops it`);
+    // What is bound, as it is: every interface is said in words, with how this machine reaches it.
+    this.log(
+      server.boundUrl === server.url
+        ? `switchboard is listening on ${server.url} — Ctrl-C stops it`
+        : `switchboard is listening on ${server.boundUrl} (every network interface; this machine: ${server.url}) — Ctrl-C stops it`,
+    );
     const { consoleLinkForCli } = await import('../../src/web/console-link-for-cli.js');
     const link = await consoleLinkForCli(server).catch(() => undefined);
     if (link) this.log(`web console (this link signs you in once, within 5 minutes): ${link}`);

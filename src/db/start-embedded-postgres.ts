@@ -1,7 +1,18 @@
 import type { ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { chmod, mkdir, readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import {
+  chmod,
+  mkdir,
+  readFile,
+  readdir,
+  readlink,
+  rename,
+  rm,
+  stat,
+  symlink,
+  writeFile,
+} from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { userInfo } from 'node:os';
 import { dirname, join, parse, resolve } from 'node:path';
@@ -355,28 +366,64 @@ async function stopOrphanedServer(clusterDir: string, log: Logger): Promise<void
 
 /**
  * As root, PostgreSQL runs as the `postgres` user, which must be able to walk down to its
- * cluster. Root's home is usually 0700, so when the data directory is out of that user's reach
- * the cluster lives under /var/lib/switchboard instead, in a folder named after the data directory.
+ * cluster. Root's home is usually 0700, and opening it (or any folder above the data directory)
+ * to every user is not ours to do: when the data directory is out of that user's reach, the
+ * cluster lives under /var/lib/switchboard, in a folder named after the data directory, and the
+ * data directory's `pg` is a link to it, so whoever looks there finds it. Deleting the data
+ * directory does not delete the cluster: the first start says so, and how to remove it; a later
+ * data directory at the same path is refused that leftover rather than handed a cluster whose
+ * password went with the old one.
  */
 async function clusterDirForRoot(dataDir: string, log: Logger): Promise<string> {
-  if (await othersCanEnter(dirname(dataDir))) {
+  const inside = join(dataDir, 'pg');
+  const closed = await firstClosedFolder(dirname(dataDir));
+  if (!closed) {
     await chmod(dataDir, 0o711);
-    return join(dataDir, 'pg');
+    return inside;
   }
-  const digest = createHash('sha256').update(dataDir).digest('hex').slice(0, 12);
-  const clusterDir = join('/var/lib/switchboard', digest, 'pg');
-  await mkdir(dirname(clusterDir), { recursive: true, mode: 0o755 });
-  log.info(
-    { dataDir, clusterDir },
-    'running as root: the postgres user cannot enter the data directory, so the cluster lives elsewhere',
+  const home = join(
+    '/var/lib/switchboard',
+    createHash('sha256').update(dataDir).digest('hex').slice(0, 12),
   );
+  const clusterDir = join(home, 'pg');
+  const linked = await readlink(inside).catch(() => null);
+  const unusable = (message: string) =>
+    Object.assign(new Error(message), { code: 'data_dir_unusable' });
+  if (linked !== clusterDir) {
+    if (existsSync(join(inside, 'PG_VERSION'))) {
+      throw unusable(
+        `the cluster in ${inside} is out of the postgres user's reach (${closed} is closed to others): 'chmod o+x ${closed}', or run switchboard as another user than root`,
+      );
+    }
+    const earlier = existsSync(join(clusterDir, 'PG_VERSION'));
+    if (earlier && !existsSync(join(dataDir, 'pg-password'))) {
+      throw unusable(
+        `${clusterDir} holds the PostgreSQL cluster of an earlier data directory ${dataDir}, deleted since: remove it with 'rm -rf ${home}', then start again`,
+      );
+    }
+    await rm(inside, { force: true });
+    await symlink(clusterDir, inside);
+  }
+  await mkdir(home, { recursive: true, mode: 0o755 });
+  const where = { dataDir, clusterDir, link: inside };
+  if (existsSync(join(clusterDir, 'PG_VERSION'))) {
+    log.info(where, `running as root: the cluster lives in ${clusterDir} (${inside} links to it)`);
+  } else {
+    log.warn(
+      where,
+      `running as root: PostgreSQL runs as the postgres user, who cannot enter ${closed}, so the cluster lives in ${clusterDir} (${inside} links to it). ` +
+        `Deleting the data directory leaves the cluster behind: remove it too, with 'rm -rf ${home}'. ` +
+        `To keep it in the data directory, choose one the postgres user can enter (--data-dir, SWITCHBOARD_DATA_DIR)`,
+    );
+  }
   return clusterDir;
 }
 
-async function othersCanEnter(dir: string): Promise<boolean> {
+/** The first of `dir` and the folders above it that others cannot enter, or null. */
+async function firstClosedFolder(dir: string): Promise<string | null> {
   const { root } = parse(dir);
   for (let current = dir; ; current = dirname(current)) {
-    if (((await stat(current)).mode & 0o001) === 0) return false;
-    if (current === root) return true;
+    if (((await stat(current)).mode & 0o001) === 0) return current;
+    if (current === root) return null;
   }
 }

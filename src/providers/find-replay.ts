@@ -15,7 +15,8 @@ export interface ReplayQuery {
  * does not cover (GitHub, Gitea, Forgejo, GitLab's token), or one its sender changes on a manual
  * resend (Gitea's "Replay" sends a new id): the same signed body under another id is the same
  * event again. Returns the delivery id that body was first recorded under, within the window,
- * or null.
+ * or null. A delivery recorded `unreadable` was never understood, so it holds nothing against a
+ * corrected one (nor does its id: migration 0021).
  *
  * Called first in the recording transaction, it takes a transaction-scoped lock on the body's
  * hash, so two copies of one body arriving at once are weighed one after the other: the second
@@ -33,13 +34,15 @@ export async function findReplay(
     ? tx<{ delivery_id: string }[]>`
         select delivery_id from github_deliveries
         where body_sha256 = ${query.bodySha256} and received_at > ${since}
-          and disposition <> 'duplicate' and delivery_id <> ${query.deliveryId}
+          and disposition not in ('duplicate', 'unreadable')
+          and delivery_id <> ${query.deliveryId}
         order by id limit 1`
     : tx<{ delivery_id: string }[]>`
         select delivery_id from source_deliveries
         where source = ${query.source!} and body_sha256 = ${query.bodySha256}
           and received_at > ${since}
-          and disposition <> 'duplicate' and delivery_id <> ${query.deliveryId}
+          and disposition not in ('duplicate', 'unreadable')
+          and delivery_id <> ${query.deliveryId}
         order by id limit 1`);
   return earlier?.delivery_id ?? null;
 }

@@ -37,6 +37,7 @@ import {
   type Outbound,
   type OutboundOptions,
 } from '../outbound/create-outbound.js';
+import { assertPortFree } from './assert-port-free.js';
 import { bootstrapAdmin } from './bootstrap-admin.js';
 
 export interface StartServerOptions {
@@ -67,8 +68,10 @@ export interface StartServerOptions {
 }
 
 export interface RunningServer {
-  /** http://host:port, with the port actually bound. */
+  /** http://host:port, with the port actually bound: how this machine reaches it. */
   url: string;
+  /** What is bound: `url`, or `http://0.0.0.0:port` (`[::]`) when every interface is. */
+  boundUrl: string;
   sql: postgres.Sql;
   schema: string;
   /** Stops taking requests, lets those in flight finish, stops background work, closes the database. */
@@ -78,6 +81,7 @@ export interface RunningServer {
 /** The switchboard server: one process serving webhooks, the JSON API, health and metrics. */
 export async function startServer(options: StartServerOptions): Promise<RunningServer> {
   const { config, log } = options;
+  await assertPortFree(config.port, config.host);
   const db = await openDatabase({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
@@ -222,9 +226,18 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       http!.once('error', reject);
       http!.listen(config.port, config.host, () => resolve());
     });
-    const { port } = http.address() as AddressInfo;
-    const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
-    const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+    const { address, port } = http.address() as AddressInfo;
+    const origin = (host: string) => `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+    const everywhere = address === '0.0.0.0' || address === '::';
+    const url = origin(everywhere ? '127.0.0.1' : config.host);
+    const boundUrl = everywhere ? origin(address) : url;
+    if (!isLoopback(address) && !config.publicUrl?.startsWith('https://')) {
+      log.warn(
+        { bound: boundUrl, public_url: config.publicUrl ?? null },
+        `listening on ${boundUrl}, reachable from other machines over plain HTTP: the API, the web console and its sign-in links travel unencrypted — ` +
+          'put a TLS proxy in front and set SWITCHBOARD_PUBLIC_URL to its https:// address, or set HOST=127.0.0.1 to keep it on this machine',
+      );
+    }
     await db.recordServerUrl(url);
     await bootstrapAdmin(db.sql, {
       url,
@@ -247,15 +260,19 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       retentionDays: config.retentionDays ?? DEFAULT_RETENTION_DAYS,
     });
     pruner.start();
-    log.info({ url, embedded_postgres: db.embedded }, 'switchboard is listening');
-    return { url, sql: db.sql, schema: db.schema, close };
+    log.info({ url, bound: boundUrl, embedded_postgres: db.embedded }, 'switchboard is listening');
+    return { url, boundUrl, sql: db.sql, schema: db.schema, close };
   } catch (error) {
     await close().catch(() => {});
     throw error;
   }
 }
 
-/** GitHub's hooks, then the sources': each acts only on todos of its own. */
+/** 127.0.0.0/8 and ::1 (also as an IPv4-mapped address): reachable from this machine only. */
+function isLoopback(address: string): boolean {
+  return /^(::ffff:)?127\./.test(address) || address === '::1';
+}
+
 /**
  * One set of todo hooks from the providers' (each provider writes back to its own todos only),
  * plus the wake notifier. A hook nobody needs is left out, so that a completion needs no

@@ -10,8 +10,9 @@ import { TimeoutError, withTimeout } from '../providers/github/with-timeout.js';
 import { decideSourceDelivery, type SourceDecision } from './decide-source-delivery.js';
 import { providerFor } from './provider-for.js';
 import { recordSourceDelivery } from './record-source-delivery.js';
+import type { SourceKind } from './source-kinds.js';
 import type { SecretBox } from './secret-box.js';
-import type { SourceFacts } from './source-provider.js';
+import { missingHeader, type SourceFacts } from './source-provider.js';
 import { openSource } from './source-store.js';
 
 export interface IntakeOptions {
@@ -38,8 +39,9 @@ const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
  * (decideSourceDelivery), then one transaction (recordSourceDelivery) before the 200.
  *
  * GitLab disables a hook that keeps failing, 4xx answers included, so for a GitLab source only a
- * failed authentication is a 4xx: anything else it sends is answered 200 and recorded
- * `unreadable`, with the reason in its note.
+ * failed authentication is a 4xx: anything else it sends (a header it always sends missing
+ * included) is answered 200 and recorded `unreadable`, with the reason in its note — a record
+ * that holds neither its delivery id nor its body against the corrected delivery.
  */
 export function receiveSourceDelivery(options: IntakeOptions) {
   const { sql, log, metrics } = options;
@@ -91,6 +93,13 @@ export function receiveSourceDelivery(options: IntakeOptions) {
         : refuse(401, 'unauthenticated', verified.reason);
     }
     const bodySha256 = createHash('sha256').update(raw).digest();
+    // Read without a header its provider always sends (the event, above all), a delivery would
+    // be some other event: refused, never recorded, so the corrected one is not taken for it.
+    const missing = missingHeader(req.headers, provider.requiredHeaders);
+    const absent =
+      missing &&
+      `required header missing: ${missing} (${PROVIDER_NAME[source.kind]} sends it with every delivery)`;
+    if (absent && !lenient) return refuse(400, 'invalid', absent);
 
     // 2–3. Parse, the delivery id, the facts.
     let payload: Record<string, unknown> | null = null;
@@ -112,6 +121,7 @@ export function receiveSourceDelivery(options: IntakeOptions) {
       }
     }
     if (unreadable && !lenient) return refuse(400, 'invalid', unreadable);
+    unreadable ??= absent;
     const headerId = provider.deliveryId(req.headers, payload ?? {});
     // A GitLab before 15 sends no id of the delivery: the body's hash stands for it.
     const deliveryId = headerId ?? (lenient ? `sha256:${bodySha256.toString('hex')}` : null);
@@ -120,7 +130,7 @@ export function receiveSourceDelivery(options: IntakeOptions) {
         400,
         'invalid',
         deliveryId === null
-          ? `the delivery has no id (${DELIVERY_HEADER[source.kind]})`
+          ? 'the delivery has no id'
           : 'the delivery id must be 1 to 128 printable characters',
       );
     }
@@ -130,7 +140,8 @@ export function receiveSourceDelivery(options: IntakeOptions) {
       facts = provider.readFacts(req.headers, payload);
       decision = decideSourceDelivery(source, provider, deliveryId, facts, source.rules);
     } else {
-      facts = provider.readFacts(req.headers, {});
+      // What it says, where it could be read: the record shows whose delivery it was.
+      facts = provider.readFacts(req.headers, payload ?? {});
       decision = { disposition: 'unreadable', notes: [unreadable!], rule: null };
     }
 
@@ -190,10 +201,10 @@ export function receiveSourceDelivery(options: IntakeOptions) {
   };
 }
 
-const DELIVERY_HEADER: Record<string, string> = {
-  gitea: 'X-Gitea-Delivery',
-  forgejo: 'X-Forgejo-Delivery or X-Gitea-Delivery',
-  gitlab: 'Idempotency-Key or X-Gitlab-Event-UUID',
-  linear: 'Linear-Delivery',
-  'standard-webhooks': 'webhook-id',
+const PROVIDER_NAME: Record<SourceKind, string> = {
+  gitea: 'Gitea',
+  forgejo: 'Forgejo',
+  gitlab: 'GitLab',
+  linear: 'Linear',
+  'standard-webhooks': 'a Standard Webhooks sender',
 };

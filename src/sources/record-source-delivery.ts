@@ -76,7 +76,8 @@ export async function recordSourceDelivery(
     }
     const [claimed] = await tx<{ id: number }[]>`
       insert into source_deliveries ${tx({ ...row, disposition: decision.disposition, note: note() })}
-      on conflict (source, delivery_id) where disposition <> 'duplicate' do nothing
+      on conflict (source, delivery_id) where disposition not in ('duplicate', 'unreadable')
+      do nothing
       returning id`;
     if (!claimed) return duplicate(null);
     if (!decision.todo) {

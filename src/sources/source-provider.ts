@@ -61,7 +61,15 @@ export type SourceRoute =
  */
 export interface SourceProvider {
   kind: SourceKind;
-  /** The headers a delivery must carry before its body is read (a missing one: 400 or 401). */
+  /**
+   * The headers the provider sends with every delivery besides the ones `verify` reads (a missing
+   * one there is a 401): each entry one header, or the names of which one must be there. A
+   * delivery that lacks one is refused with 400 naming it, before it is recorded, so that it
+   * cannot be read as some other event and then hold the delivery's id (or its body) against
+   * the corrected one.
+   */
+  requiredHeaders: readonly (readonly string[])[];
+  /** Verifies the exact bytes under the headers it reads; a missing one is a 401 (or 400). */
   verify(raw: Buffer, headers: IncomingHttpHeaders, secrets: string[]): Verification;
   /** The provider's id of the delivery (a retry repeats it), or null when it sent none. */
   deliveryId(headers: IncomingHttpHeaders, payload: Record<string, unknown>): string | null;
@@ -73,4 +81,15 @@ export interface SourceProvider {
 export function header(headers: IncomingHttpHeaders, name: string): string | undefined {
   const value = headers[name];
   return typeof value === 'string' ? value : undefined;
+}
+
+/** The first of `required` (header names, or alternatives) that `headers` lacks, said as a name. */
+export function missingHeader(
+  headers: IncomingHttpHeaders,
+  required: readonly (readonly string[])[],
+): string | null {
+  const absent = required.find((names) =>
+    names.every((name) => header(headers, name.toLowerCase()) === undefined),
+  );
+  return absent ? absent.join(' or ') : null;
 }

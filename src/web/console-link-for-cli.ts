@@ -5,13 +5,14 @@ import { mintSignInLink } from './sign-in-links.js';
 
 /**
  * What `switchboard up` prints at start: a one-time sign-in link for the human whose credentials
- * the CLI on this machine uses — when they are for this very server; otherwise nothing.
+ * the CLI on this machine keeps for this very server (its entry in the credentials file, current
+ * or not: a second server on another port has one too); otherwise nothing.
  */
 export async function consoleLinkForCli(
   server: { url: string; sql: postgres.Sql },
   env: Record<string, string | undefined> = process.env,
 ): Promise<string | undefined> {
-  const credentials = await resolveCredentials(env).catch(() => undefined);
+  const credentials = await resolveCredentials(env, { url: server.url }).catch(() => undefined);
   if (!credentials || credentials.url !== server.url) return undefined;
   const human = await authenticateToken(server.sql, credentials.token);
   if (human?.kind !== 'human') return undefined;

@@ -1,4 +1,4 @@
-import express, { Router } from 'express';
+import express, { Router, type Request } from 'express';
 import type postgres from 'postgres';
 import type { GitHubOAuthCredentials } from '../config/server-config.js';
 import type { Dispatcher } from '../delivery/create-dispatcher.js';
@@ -108,8 +108,12 @@ export async function createWebConsole(options: WebConsoleOptions): Promise<WebC
     next(new HttpError(404, 'not_found', `There is no page at ${req.path}.`)),
   );
   pages.use(webErrorHandler(log, render));
-  // Only the console's own paths: everything else (the API, /mcp, webhooks) passes by untouched.
-  routes.use((req, res, next) => (CONSOLE_PATH.test(req.path) ? pages(req, res, next) : next()));
+  // Only the console's own paths: everything else (the API, /mcp, webhooks) passes by untouched —
+  // but a browser that asks for a page at an address nobody serves gets the console's "Not found"
+  // page, not the API's JSON.
+  routes.use((req, res, next) =>
+    CONSOLE_PATH.test(req.path) || wantsPage(req) ? pages(req, res, next) : next(),
+  );
   return {
     routes,
     apiRoutes: signIn.apiRoutes,
@@ -120,6 +124,15 @@ export async function createWebConsole(options: WebConsoleOptions): Promise<WebC
       streams.closeAll();
     },
   };
+}
+
+/** A browser's GET outside the API and /mcp: it prefers HTML to JSON (curl's Accept of any type does not). */
+function wantsPage(req: Request): boolean {
+  return (
+    (req.method === 'GET' || req.method === 'HEAD') &&
+    !/^\/(?:api|mcp)(?:\/|$)/.test(req.path) &&
+    req.accepts(['json', 'html']) === 'html'
+  );
 }
 
 /**

@@ -117,7 +117,8 @@ export function pageRoutes({ sql, hooks, render, publicUrl, tokens }: PageRouteO
       stream,
       waiting: waiting.length,
       body: html`${view.intro ?? ''}
-        <div id="live" sse-swap="snapshot" hx-swap="innerHTML">${view.region(view.items)}</div>`,
+        <div id="live" sse-swap="snapshot" hx-swap="innerHTML">${view.region(view.items)}</div>
+        ${view.outro ?? ''}`,
     });
   });
 

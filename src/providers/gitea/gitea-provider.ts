@@ -28,8 +28,13 @@ export function createGiteaProvider(
   const first = (headers: IncomingHttpHeaders, suffix: string) =>
     prefixes.map((prefix) => header(headers, prefix + suffix)).find((v) => v !== undefined);
 
+  const named = (suffix: string) =>
+    kind === 'forgejo' ? [`X-Forgejo-${suffix}`, `X-Gitea-${suffix}`] : [`X-Gitea-${suffix}`];
+
   return {
     kind,
+    // The event decides every rule: read without it, a delivery is no event at all.
+    requiredHeaders: [named('Event'), named('Delivery')],
     verify(raw, headers, secrets) {
       const bare = first(headers, 'signature');
       const hub = header(headers, 'x-hub-signature-256');

@@ -119,7 +119,7 @@ export async function recordDelivery(
     }
     const [claimed] = await tx<{ id: number }[]>`
         insert into github_deliveries ${tx({ ...row, disposition: decision.disposition, note: note() })}
-        on conflict (delivery_id) where disposition <> 'duplicate' do nothing
+        on conflict (delivery_id) where disposition not in ('duplicate', 'unreadable') do nothing
         returning id`;
     if (!claimed) {
       await tx`insert into github_deliveries ${tx({ ...row, disposition: 'duplicate', note: null })}`;

@@ -20,6 +20,8 @@ import { verifyStandardWebhook } from '../standard-webhooks/verify-standard-webh
  */
 export const gitlabProvider: SourceProvider = {
   kind: 'gitlab',
+  // Every GitLab sends its event; an id only from 15 on (the body's hash stands in before).
+  requiredHeaders: [['X-Gitlab-Event']],
   verify(raw, headers, secrets) {
     const signing = secrets.filter((secret) => secret.startsWith('whsec_'));
     const tokens = secrets.filter((secret) => !secret.startsWith('whsec_'));

@@ -19,6 +19,7 @@ import { factFirstLine, factLine, factText, factValue } from '../fact-text.js';
  */
 export const linearProvider: SourceProvider = {
   kind: 'linear',
+  requiredHeaders: [['Linear-Event'], ['Linear-Delivery']],
   verify(raw, headers, secrets) {
     const signature = header(headers, 'linear-signature');
     if (signature === undefined) return { ok: false, reason: 'no Linear-Signature header' };

@@ -11,6 +11,8 @@ import { verifyStandardWebhook } from './verify-standard-webhook.js';
  */
 export const standardWebhooksProvider: SourceProvider = {
   kind: 'standard-webhooks',
+  // webhook-id, webhook-timestamp and webhook-signature are all signed: verify needs each (401).
+  requiredHeaders: [],
   verify: verifyStandardWebhook,
   deliveryId: (headers) => header(headers, 'webhook-id') ?? null,
   readFacts(_headers, payload) {

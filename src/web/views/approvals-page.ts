@@ -8,7 +8,11 @@ import type { LiveItem, PageLoader, ViewContext } from './page-view.js';
 const RECENT_MS = 24 * 3600_000;
 const RECENT_MAX = 20;
 
-/** `/`: the signed-in human's approvals — those waiting, newest first, then the recently finished. */
+/**
+ * `/`: the signed-in human's approvals — those waiting, newest first, then the recently finished,
+ * most recently finished first. A new approval arrives on top; one decided while the page is open
+ * changes in place, and takes its place among the finished at the next load.
+ */
 export const approvalsPage: PageLoader = async (context) => {
   const { sql, web } = context;
   const todos = await listTodos(sql, web.actor, {
@@ -19,13 +23,14 @@ export const approvalsPage: PageLoader = async (context) => {
   });
   const now = new Date();
   const own = todos.filter((todo) => todo.kind === 'approval' && todo.assignee === web.actor.name);
-  const waiting = own.filter((todo) => todo.state === 'pending');
+  const waiting = own.filter((todo) => todo.state === 'pending').sort((a, b) => b.id - a.id);
   const recent = own
     .filter(
       (todo) => todo.state !== 'pending' && now.getTime() - todo.updated_at.getTime() < RECENT_MS,
     )
+    .sort((a, b) => b.updated_at.getTime() - a.updated_at.getTime() || b.id - a.id)
     .slice(0, RECENT_MAX);
-  const shown = [...waiting, ...recent].sort((a, b) => b.id - a.id);
+  const shown = [...waiting, ...recent];
   const items: LiveItem[] = [
     {
       key: 'summary',

@@ -10,7 +10,8 @@ const STATES = ['open', ...TODO_STATES, 'all'] as const;
 
 /** `/todos`: the todos the human can see, newest first, filtered by queue and state, counted by both. */
 export const boardPage: PageLoader = async ({ sql, web }, _params, query) => {
-  const queue = query.get('queue')?.trim() || undefined;
+  // Queue names are lowercase: `Reviews` typed in the filter means `reviews`, not a refusal.
+  const queue = query.get('queue')?.trim().toLowerCase() || undefined;
   const stateParam = query.get('state') ?? 'open';
   const state = (STATES as readonly string[]).includes(stateParam)
     ? (stateParam as (typeof STATES)[number])
@@ -22,16 +23,23 @@ export const boardPage: PageLoader = async ({ sql, web }, _params, query) => {
     { key: 'counts', listed: false, html: counts(todos) },
     ...todos.map((todo) => ({ key: `todo-${todo.id}`, listed: true, html: todoRow(todo) })),
   ];
+  // Each label with its control, so that they wrap together on a narrow screen.
   const intro = html`<form class="filters" method="get" action="/todos">
-    <label for="filter-queue">Queue</label>
-    <input id="filter-queue" name="queue" value="${queue ?? ''}" placeholder="every queue" />
-    <label for="filter-state">State</label>
-    <select id="filter-state" name="state">
-      ${STATES.map(
-        (option) =>
-          html`<option value="${option}" ${option === state ? 'selected' : ''}>${option}</option>`,
-      )}
-    </select>
+    <div class="filter">
+      <label for="filter-queue">Queue</label>
+      <input id="filter-queue" name="queue" value="${queue ?? ''}" placeholder="every queue" />
+    </div>
+    <div class="filter">
+      <label for="filter-state">State</label>
+      <select id="filter-state" name="state">
+        ${STATES.map(
+          (option) =>
+            html`<option value="${option}" ${option === state ? 'selected' : ''}>
+              ${option}
+            </option>`,
+        )}
+      </select>
+    </div>
     <button type="submit">Filter</button>
   </form>`;
   return {
@@ -64,28 +72,31 @@ function counts(todos: Todo[]) {
   const states = TODO_STATES.filter((s) => todos.some((todo) => todo.state === s));
   if (byQueue.size === 0)
     return html`<p ${liveAttrs('counts')} class="summary">No todo matches.</p>`;
-  return html`<table ${liveAttrs('counts')} class="counts">
-    <caption>
-      By queue and state${todos.length >= SHOWN ? ` (the newest ${SHOWN})` : ''}
-    </caption>
-    <thead>
-      <tr>
-        <th scope="col">Queue</th>
-        ${states.map((s) => html`<th scope="col">${s}</th>`)}
-      </tr>
-    </thead>
-    <tbody>
-      ${[...byQueue]
-        .sort(([a], [b]) => a.localeCompare(b))
-        .map(
-          ([queue, n]) =>
-            html`<tr>
-              <th scope="row">
-                <a href="/todos?queue=${encodeURIComponent(queue)}&amp;state=all">${queue}</a>
-              </th>
-              ${states.map((s) => html`<td>${n.get(s) ?? ''}</td>`)}
-            </tr>`,
-        )}
-    </tbody>
-  </table>`;
+  // Seven states do not fit a phone's width: the table scrolls on its own, not the page.
+  return html`<div ${liveAttrs('counts')} class="scrolls">
+    <table class="counts">
+      <caption>
+        By queue and state${todos.length >= SHOWN ? ` (the newest ${SHOWN})` : ''}
+      </caption>
+      <thead>
+        <tr>
+          <th scope="col">Queue</th>
+          ${states.map((s) => html`<th scope="col">${s}</th>`)}
+        </tr>
+      </thead>
+      <tbody>
+        ${[...byQueue]
+          .sort(([a], [b]) => a.localeCompare(b))
+          .map(
+            ([queue, n]) =>
+              html`<tr>
+                <th scope="row">
+                  <a href="/todos?queue=${encodeURIComponent(queue)}&amp;state=all">${queue}</a>
+                </th>
+                ${states.map((s) => html`<td>${n.get(s) ?? ''}</td>`)}
+              </tr>`,
+          )}
+      </tbody>
+    </table>
+  </div>`;
 }

@@ -19,6 +19,8 @@ export interface PageView {
   nav: NavKey;
   /** Forms and filters above the live region; rendered with the page, not streamed. */
   intro?: Html;
+  /** Forms below it (a reply box under the history), rendered once: a snapshot never wipes them. */
+  outro?: Html;
   items: LiveItem[];
   /** The live region made from its items: the page's body, and the stream's `snapshot`. */
   region: (items: LiveItem[]) => Html;

@@ -18,7 +18,8 @@ export const todoPage: PageLoader = async ({ sql, web }, params) => {
     { key: 'actions', listed: false, html: actions(todo, web.csrf, next) },
     { key: 'history', listed: false, html: historyTable(history) },
   ];
-  const intro = html`<form class="reply" method="post" action="/todos/${id}/reply">
+  // Under the history, as a conversation's reply box is: the todo's title comes first.
+  const outro = html`<form class="reply" method="post" action="/todos/${id}/reply">
     <input type="hidden" name="_csrf" value="${web.csrf}" />
     <label for="reply-text">Reply</label>
     <textarea id="reply-text" name="text" rows="3" maxlength="16384" required></textarea>
@@ -27,7 +28,7 @@ export const todoPage: PageLoader = async ({ sql, web }, params) => {
   return {
     title: `Todo #${id}`,
     nav: 'board',
-    intro,
+    outro,
     items,
     region: (items) => html`${items.map((item) => item.html)}`,
   };
