@@ -35,11 +35,16 @@ function show(message) {
         });
       }
       // The approval ended: what it said is replaced by how it ended, quietly; if it is no
-      // longer shown (dismissed, or clicked), nothing new appears.
-      shown.forEach(function (notification) {
-        notification.close();
-      });
-      if (shown.length === 0 || focused) return;
+      // longer shown (dismissed, or clicked), nothing new appears. The replacement takes its
+      // place by its tag: closing it first would race the new one, which has the same
+      // notification id, and the platform may close the new one (seen under load).
+      if (shown.length === 0) return;
+      if (focused) {
+        shown.forEach(function (notification) {
+          notification.close();
+        });
+        return;
+      }
       return self.registration.showNotification(TITLE + message.id + ' ' + message.outcome, {
         body: message.title,
         tag: tag,
