@@ -143,3 +143,14 @@ test.concurrent(
   },
   RUN_TIMEOUT,
 );
+
+test.concurrent(
+  'regression: a test that fails while its `switchboard up` runs leaves nothing running',
+  async () => {
+    const { code, output } = await runFixture('fails-while-its-server-runs', inject('databaseUrl'));
+    expect(output).toMatch(/Tests\s+1 failed/);
+    expect(output).not.toMatch(/left running after the tests/);
+    expect(code).toBe(1);
+  },
+  RUN_TIMEOUT,
+);

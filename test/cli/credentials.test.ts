@@ -15,8 +15,9 @@ const env = (name: string, extra: Record<string, string> = {}) => ({
   ...extra,
 });
 const servers: ServerProcess[] = [];
+/** The servers a test starts here are used by the tests after it: they end with the file. */
 async function up(name: string, port = 0, extra: Record<string, string> = {}) {
-  const server = await startServerProcess(port, env(name, extra));
+  const server = await startServerProcess(port, env(name, extra), { lifetime: 'file' });
   servers.push(server);
   return server;
 }

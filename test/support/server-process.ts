@@ -22,8 +22,9 @@ export interface ServerProcess {
 export async function startServerProcess(
   port: number,
   env: Record<string, string>,
+  options: { lifetime?: 'test' | 'file' } = {},
 ): Promise<ServerProcess> {
-  const cli = startCli(['up', '--port', String(port)], env);
+  const cli = startCli(['up', '--port', String(port)], env, options);
   let stderr = '';
   cli.child.stderr.on('data', (chunk: string) => (stderr += chunk));
   await cli.waitFor(/listening on (http:\S+)/, 90_000);

@@ -4,6 +4,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { afterAll, onTestFinished, TestRunner } from 'vitest';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 export const BIN = join(ROOT, 'bin', 'run.js');
@@ -65,7 +66,16 @@ export interface RunningCli {
 export function startCli(
   args: string[],
   env: Record<string, string | undefined> = {},
-  { input, detached = false }: { input?: string; detached?: boolean } = {},
+  {
+    input,
+    detached = false,
+    lifetime = 'test',
+  }: {
+    input?: string;
+    detached?: boolean;
+    /** `file`: shared by the file's later tests, so it ends with the file, not with this test. */
+    lifetime?: 'test' | 'file';
+  } = {},
 ): RunningCli {
   // detached: a process group of its own, as a terminal gives a command (Ctrl-C signals it all).
   const child = spawn(process.execPath, [BIN, ...args], {
@@ -82,6 +92,7 @@ export function startCli(
     child.once('error', reject);
     child.once('close', (code) => resolve({ code, stdout, stderr }));
   });
+  endsWithItsTest(child, done, detached, lifetime);
   return {
     child,
     get stdout() {
@@ -125,6 +136,52 @@ export function startCli(
       });
     },
   };
+}
+
+/** Started outside a test (in beforeAll): these end with the file, in afterAll. */
+const startedByTheFile = new Set<() => Promise<void>>();
+afterAll(async () => {
+  await Promise.all([...startedByTheFile].map((stop) => stop()));
+});
+
+/**
+ * Every process a test starts ends with that test (or its file), whatever its outcome: a test that failed
+ * (or timed out) waiting for `up` would otherwise leave it running, holding its data directory
+ * for the next test and outliving the run. SIGTERM first, so that `up` stops its PostgreSQL;
+ * SIGKILL (the whole group, when it has one) if it is still there 10 s later.
+ */
+function endsWithItsTest(
+  child: ChildProcessWithoutNullStreams,
+  done: Promise<unknown>,
+  detached: boolean,
+  lifetime: 'test' | 'file',
+): void {
+  const ended = () => child.exitCode !== null || child.signalCode !== null;
+  const signal = (name: NodeJS.Signals) => {
+    try {
+      if (detached) process.kill(-child.pid!, name);
+      else child.kill(name);
+    } catch {
+      // ended meanwhile
+    }
+  };
+  const stop = async () => {
+    startedByTheFile.delete(stop);
+    if (ended() || child.pid === undefined) return;
+    signal('SIGTERM');
+    const timer = setTimeout(() => signal('SIGKILL'), 10_000);
+    await done.catch(() => {});
+    clearTimeout(timer);
+  };
+  // Vitest tracks the running test only for tests that run one at a time: a process started by
+  // a concurrent test (or in beforeAll, shared by the file's tests) ends with the file instead.
+  const test = TestRunner.getCurrentTest();
+  if (lifetime === 'test' && test && !test.concurrent) {
+    onTestFinished(stop, 20_000);
+  } else {
+    startedByTheFile.add(stop);
+    void done.finally(() => startedByTheFile.delete(stop)).catch(() => {});
+  }
 }
 
 /**
