@@ -140,6 +140,31 @@ describe('the wake stream', () => {
     }
   });
 
+  test('with changes, it rings on a verdict given elsewhere, and is rung for no claimable todo', async () => {
+    const human = (await server.api(server.adminToken, 'POST', '/humans', { name: 'watcher' })).body
+      .token as string;
+    const agent = (
+      await server.api(human, 'POST', '/agents', { name: 'watcher-bot', queues: ['watch-q'] })
+    ).body.token as string;
+    const { body } = await server.api(agent, 'POST', '/approvals', { question: 'May I?' });
+    const wakes = openWakeStream({ url: server.url, token: human }, undefined, { changes: true });
+    try {
+      await wakes.ready;
+      // It watches; it never claims, so it must never take a claimable todo's ring.
+      const sessions =
+        await server.sql`select queues from consumer_sessions where principal = 'watcher'`;
+      expect(sessions).toEqual([{ queues: [] }]);
+      // What the server saw before this stream listened may ring it a few times more.
+      while (await wakes.waitPast(wakes.rings, { deadline: Date.now() + 1500 }));
+      const rang = wakes.waitPast(wakes.rings, { deadline: Infinity });
+      // A verdict rings the asker, never the human who gave it: only the change rings here.
+      await server.api(human, 'POST', `/todos/${body.todo.id}/approve`, {});
+      expect(await rang).toBe(true);
+    } finally {
+      wakes.close();
+    }
+  });
+
   test('a refused stream fails `ready`', async () => {
     const wakes = openWakeStream({ url: server.url, token: 'sbk_nope' }, 'q');
     await expect(wakes.ready).rejects.toBeInstanceOf(ApiError);
