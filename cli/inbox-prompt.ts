@@ -27,7 +27,13 @@ export interface InboxPromptConfig {
 
 type Mode = { kind: 'browse' } | { kind: 'note'; id: number; verdict: 'allow' | 'deny' };
 
-const HELP = '↑↓ or j/k move · a allow · d deny · r refresh · q quit';
+const isOpenApproval = (todo: Todo) => todo.kind === 'approval' && todo.state === 'pending';
+
+/** The keys that do something on the selected item: a and d only on an approval to decide. */
+function keyHint(selected: Todo | undefined): string {
+  const decide = selected && isOpenApproval(selected) ? ' · a allow · d deny' : '';
+  return `↑↓ or j/k move${decide} · r refresh · q quit`;
+}
 
 /**
  * The interactive inbox: the list of what waits, the selected item in full (an approval's body
@@ -81,7 +87,7 @@ export const inboxPrompt = createPrompt<void, InboxPromptConfig>((config, done) 
       setStatus('');
       await refresh().catch((error: Error) => setStatus(error.message));
     } else if ((key.name === 'a' || key.name === 'd') && selected) {
-      if (selected.kind !== 'approval' || selected.state !== 'pending') {
+      if (!isOpenApproval(selected)) {
         setStatus(`#${selected.id} is not an approval waiting for a verdict`);
       } else {
         setStatus('');
@@ -126,7 +132,7 @@ export const inboxPrompt = createPrompt<void, InboxPromptConfig>((config, done) 
   lines.push(
     mode.kind === 'note'
       ? `${mode.verdict === 'allow' ? 'allow' : 'deny'} #${mode.id} — note (optional; Enter sends, Esc cancels): ${note}`
-      : HELP,
+      : keyHint(selected),
   );
   return lines.join('\n');
 });

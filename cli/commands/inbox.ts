@@ -9,7 +9,7 @@ const INBOX_LIMIT = 200;
 
 export default class Inbox extends SwitchboardCommand {
   static override summary = 'What waits for you: approvals to decide, todos assigned to you';
-  static override description = `In a terminal it is interactive: move with the arrows or j/k; the selected item is shown in full (an approval's body is the input preview of what is asked); a or d allows or denies an approval, with an optional note; r reads it again; q quits. With --watch it updates itself as the server rings.
+  static override description = `In a terminal it is interactive: move with the arrows or j/k; the selected item is shown in full (an approval's body is the input preview of what is asked); a or d allows or denies an approval, with an optional note; r reads it again; q quits. With --watch it follows the server's event stream and is current within a second: a new item, a verdict given elsewhere, a todo claimed or done.
 
 When stdout is not a terminal it prints one line per item (--watch: then one per item as it arrives, until interrupted). --json prints {"todos": […]} once.`;
   static override examples = [
@@ -33,7 +33,11 @@ When stdout is not a terminal it prints one line per item (--watch: then one per
     const todos = await load();
     if (this.jsonEnabled()) return { todos };
 
-    const wakes = flags.watch ? openWakeStream(await this.credentials()) : undefined;
+    // Every change the server sees, not only the doorbells rung for this human: a verdict given
+    // elsewhere (the console, another terminal) or a todo claimed by someone rings nobody here.
+    const wakes = flags.watch
+      ? openWakeStream(await this.credentials(), undefined, { changes: true })
+      : undefined;
     try {
       if (process.stdout.isTTY && process.stdin.isTTY) {
         await this.interactive(client, todos, wakes);
@@ -127,8 +131,9 @@ async function loadInbox(client: ApiClient): Promise<Todo[]> {
 }
 
 /**
- * Reads the inbox once the stream listens, and again every time it rings, until `signal`: as
- * with claiming, what arrived before `ready` is in the first read, the rest rings.
+ * Reads the inbox once the stream listens, and again every time it rings (on every change the
+ * server sees), until `signal`: as with claiming, what changed before `ready` is in the first
+ * read, the rest rings. Rings during a read make one more read, not one each.
  */
 async function follow(
   wakes: WakeStream,

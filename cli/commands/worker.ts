@@ -12,6 +12,8 @@ export default class Worker extends SwitchboardCommand {
 
 While it runs, the lease is renewed every third of --lease. Exit 0 completes the todo with the command's stdout as summary; any other exit fails it with the end of its stderr (retried later while attempts are left). If the lease is lost meanwhile, the command is killed and nothing is reported.
 
+A server that cannot be reached (not started yet, restarting) is waited for, at the start too, saying so once on stderr; a token it refuses ends the worker with exit 4.
+
 SIGINT or SIGTERM stops the worker: it claims nothing more, stops the running commands (SIGTERM, SIGKILL 5 s later), releases their todos and exits 0.`;
   static override usage = [
     'worker --queue QUEUE [--concurrency N] [--lease SECONDS] -- COMMAND [ARGS…]',
@@ -46,9 +48,18 @@ SIGINT or SIGTERM stops the worker: it claims nothing more, stops the running co
     const stop = new AbortController();
     const onSignal = () => stop.abort();
     process.on('SIGINT', onSignal).on('SIGTERM', onSignal);
-    const wakes = openWakeStream(credentials, flags.queue);
+    // Under a supervisor the worker may well start before its server: wait for it, saying so once.
+    const wakes = openWakeStream(credentials, flags.queue, {
+      onWaiting: (problem) =>
+        process.stderr.write(
+          `waiting for switchboard at ${credentials.url} — ${problem.message}; the worker starts when it answers\n`,
+        ),
+    });
     try {
-      await wakes.ready;
+      if (!(await wakes.waitReady({ deadline: Infinity, signal: stop.signal }))) {
+        this.log('stopped');
+        return;
+      }
       this.log(
         `working ${flags.queue} with ${command.join(' ')} (${flags.concurrency} at a time)` +
           (wakes.polling ? ' — the server has no event stream, so polling' : ''),

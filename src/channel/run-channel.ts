@@ -341,7 +341,8 @@ export async function runChannel(options: ChannelOptions): Promise<void> {
 
   const consumeEvents = async () => {
     let failures = 0;
-    let toldUnreachable = false;
+    // What Claude Code was last told is wrong with the stream; undefined while nothing is.
+    let told: 'refused' | 'unreachable' | undefined;
     while (!stopped.signal.aborted) {
       let tokenRefused: number | undefined;
       try {
@@ -355,14 +356,18 @@ export async function runChannel(options: ChannelOptions): Promise<void> {
         });
         if (response.status === 401 || response.status === 403) tokenRefused = response.status;
         if (!response.ok || !response.body)
-          throw new Error(`the event stream answered HTTP ${response.status}`);
+          throw new Error(
+            tokenRefused
+              ? `${base} refused this channel's token (HTTP ${tokenRefused}); trying again — check SWITCHBOARD_TOKEN`
+              : `the event stream answered HTTP ${response.status}`,
+          );
         for await (const { name, data } of readServerSentEvents(response.body)) {
           if (name === 'ready') {
             channelSession = (JSON.parse(data) as { session_id?: string }).session_id;
             onAttached();
             failures = 0;
-            if (toldUnreachable) {
-              toldUnreachable = false;
+            if (told) {
+              told = undefined;
               event({ content: 'switchboard: connected again', meta: { event: 'status' } });
             }
           } else if (name === 'wake' || name === 'digest') {
@@ -379,9 +384,10 @@ export async function runChannel(options: ChannelOptions): Promise<void> {
         log(`event stream: ${String((error as Error).message ?? error)}`);
       }
       detached();
-      // Lost or never there: say so once per outage, and keep trying without exiting.
-      if (!toldUnreachable) {
-        toldUnreachable = true;
+      // Lost or never there: say so once per outage (and again if the reason changes: a server
+      // back after a restart may now refuse the token), and keep trying without exiting.
+      if (told !== (tokenRefused ? 'refused' : 'unreachable')) {
+        told = tokenRefused ? 'refused' : 'unreachable';
         event({
           content: tokenRefused
             ? `switchboard: ${base} refused this channel's token (HTTP ${tokenRefused}); retrying. Ask your human to check SWITCHBOARD_TOKEN.`

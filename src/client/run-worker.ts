@@ -1,8 +1,7 @@
 import { spawn } from 'node:child_process';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { ApiClient, ClaimedTodo, Credentials } from './api-client.js';
 import { claimNextWaiting } from './claim-next-waiting.js';
-import { ApiError, ConnectionError } from './client-errors.js';
+import { ApiError } from './client-errors.js';
 import type { WakeStream } from './open-wake-stream.js';
 
 export interface WorkerOptions {
@@ -28,7 +27,6 @@ const SUMMARY_MAX = 60_000;
 const REASON_TAIL = 2000;
 /** How long a command may take to exit after SIGTERM before it gets SIGKILL. */
 const KILL_GRACE_MS = 5000;
-const RETRY_MAX_MS = 30_000;
 
 /**
  * Claims todos from a queue and runs the command for each, `concurrency` at a time, until the
@@ -37,8 +35,9 @@ const RETRY_MAX_MS = 30_000;
  * summary, anything else fails it with the end of its stderr. A command whose lease is lost is
  * killed and nothing is reported for it: the todo is no longer its to finish.
  *
- * Rejects on what retrying cannot mend (a refused claim, a revoked token, a command that cannot
- * be started), after stopping the other slots the same way as on the signal.
+ * A server that is down or restarting is waited for (with a stream opened with `onWaiting`,
+ * also at the start). Rejects on what retrying cannot mend (a refused claim, a revoked token, a
+ * command that cannot be started), after stopping the other slots the same way as on the signal.
  */
 export async function runWorker(options: WorkerOptions): Promise<void> {
   const stop = new AbortController();
@@ -55,7 +54,6 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
     }
   };
   try {
-    await options.wakes.ready;
     await Promise.all(Array.from({ length: options.concurrency }, slot));
   } finally {
     options.signal.removeEventListener('abort', onStop);
@@ -65,31 +63,20 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
 
 async function workSlot(options: WorkerOptions): Promise<void> {
   const { client, queue, signal } = options;
-  for (let failures = 0; !signal.aborted;) {
-    let todo: ClaimedTodo | null;
-    try {
-      todo = await claimNextWaiting(client, options.wakes, queue, {
-        leaseSeconds: options.leaseSeconds,
-        deadline: Infinity,
-        signal,
-      });
-      failures = 0;
-    } catch (error) {
-      if (!isPassing(error)) throw error;
-      options.warn(`cannot claim from ${queue}: ${(error as Error).message}; trying again`);
-      await sleep(Math.min(RETRY_MAX_MS, 1000 * 2 ** failures++), undefined, { signal }).catch(
-        () => {},
-      );
-      continue;
-    }
-    if (!todo) continue;
-    await runOne(options, todo);
+  while (!signal.aborted) {
+    // No deadline: a server that is down or restarting is waited for, and only a refusal
+    // (a revoked token, a queue it may not work) comes out of here.
+    const todo = await claimNextWaiting(client, options.wakes, queue, {
+      leaseSeconds: options.leaseSeconds,
+      deadline: Infinity,
+      signal,
+      onOutage: (problem) =>
+        options.warn(
+          `cannot claim from ${queue}: ${problem.message}; trying again when it answers`,
+        ),
+    });
+    if (todo) await runOne(options, todo);
   }
-}
-
-/** The server is down or restarting: worth waiting for. Anything else (401, 403, …) is not. */
-function isPassing(error: unknown): boolean {
-  return error instanceof ConnectionError || (error instanceof ApiError && error.status >= 500);
 }
 
 async function runOne(options: WorkerOptions, todo: ClaimedTodo): Promise<void> {

@@ -27,6 +27,7 @@ import {
   type GitHubProviderOptions,
 } from '../providers/github/create-github-provider.js';
 import { VERSION } from '../package-root.js';
+import { createChangeFeed, type ChangeFeed } from '../web/change-feed.js';
 import { createWebConsole, type WebConsole } from '../web/create-web-console.js';
 import type { PushTuning } from '../web/push-sender.js';
 import { createSources, type Sources } from '../sources/create-sources.js';
@@ -102,6 +103,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   let tokens: TokenCache | undefined;
   let wakes: WakeNotifier | undefined;
   let web: WebConsole | undefined;
+  let feed: ChangeFeed | undefined;
   let pruner: Pruner | undefined;
   let outbound: Outbound | undefined;
   /** Responses not yet ended (event streams included, until they are closed). */
@@ -119,6 +121,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       http.closeAllConnections();
       await closed;
     }
+    feed?.close();
     await Promise.all([github?.stop(), pruner?.stop(), web?.push.stop()]);
     await wakes?.close();
     await sources?.stop();
@@ -183,7 +186,10 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       outbound,
       timing: { ...DEFAULT_TIMING, ...options.deliveryTiming },
     });
-    streams = eventStreamRoutes(db.sql, dispatcher, outbound.policy);
+    // One poll of the ledger's history sequence per process, for the console's pages and the
+    // API's streams that follow changes (inbox --watch) alike.
+    feed = createChangeFeed(db.sql, { log });
+    streams = eventStreamRoutes(db.sql, dispatcher, outbound.policy, feed);
     const hooks = combineHooks(wakes.announce, github.hooks, sources.hooks);
     mcp = createMcpEndpoint({
       sql: db.sql,
@@ -200,6 +206,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       hub,
       tokens,
       hooks,
+      feed,
       publicUrl: config.publicUrl,
       githubOAuth: config.githubOAuth,
       signInAttemptLimit: options.signInAttemptLimit,

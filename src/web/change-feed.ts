@@ -2,8 +2,11 @@ import type postgres from 'postgres';
 import type { Logger } from '../logger.js';
 
 export interface ChangeFeed {
-  /** Called on every tick that may have seen a change; the feed polls only while someone listens. */
-  subscribe(listener: () => void): () => void;
+  /**
+   * Called on every tick that may have seen a change (`changed`: the ledger moved lately), and
+   * now and then regardless (`changed` false); the feed polls only while someone listens.
+   */
+  subscribe(listener: (changed: boolean) => void): () => void;
   close(): void;
 }
 
@@ -23,7 +26,7 @@ export function createChangeFeed(
   sql: postgres.Sql,
   { intervalMs = 250, log }: { intervalMs?: number; log: Logger },
 ): ChangeFeed {
-  const listeners = new Set<() => void>();
+  const listeners = new Set<(changed: boolean) => void>();
   let timer: NodeJS.Timeout | undefined;
   let sequence: string | undefined;
   let last: string | undefined;
@@ -45,9 +48,10 @@ export function createChangeFeed(
         hot = HOT_TICKS + 1;
       }
       if (hot > 0 || ++quiet >= FULL_EVERY_TICKS) {
+        const changed = hot > 0;
         hot = Math.max(0, hot - 1);
         quiet = 0;
-        for (const listener of listeners) listener();
+        for (const listener of listeners) listener(changed);
       }
     } catch (error) {
       log.warn({ err: error }, 'console change poll failed; trying again');

@@ -7,7 +7,7 @@ import type { TodoHooks } from '../http/todo-routes.js';
 import { HttpError } from '../http/http-error.js';
 import type { TokenCache } from '../http/token-cache.js';
 import type { Logger } from '../logger.js';
-import { createChangeFeed } from './change-feed.js';
+import type { ChangeFeed } from './change-feed.js';
 import { consoleAssets } from './console-assets.js';
 import { liveStreams } from './live-streams.js';
 import { guardChanges, pageRoutes } from './page-routes.js';
@@ -37,8 +37,8 @@ export interface WebConsoleOptions {
   /** The console's address as browsers see it; https makes its cookies Secure and __Host-. */
   publicUrl?: string | undefined;
   githubOAuth?: GitHubOAuthCredentials | undefined;
-  /** How often open pages look for changes (ms). */
-  pollMs?: number;
+  /** Tells open pages that the ledger may have changed (shared with the API's event streams). */
+  feed: ChangeFeed;
   /** Failed sign-in attempts allowed per address per 15 minutes. */
   signInAttemptLimit?: number;
   /** How Web Push reaches the browsers' push services (src/outbound). */
@@ -80,8 +80,7 @@ export async function createWebConsole(options: WebConsoleOptions): Promise<WebC
     tuning: options.push,
   });
   const render = pageRenderer(assets.urls, keys.publicKey);
-  const feed = createChangeFeed(sql, { intervalMs: options.pollMs, log });
-  const streams = liveStreams({ sql, dispatcher, feed, hooks, log });
+  const streams = liveStreams({ sql, dispatcher, feed: options.feed, hooks, log });
   const signIn = signInRoutes({
     sql,
     log,
@@ -120,7 +119,6 @@ export async function createWebConsole(options: WebConsoleOptions): Promise<WebC
     openStreams: () => streams.size(),
     push,
     close() {
-      feed.close();
       streams.closeAll();
     },
   };

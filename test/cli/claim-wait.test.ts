@@ -5,6 +5,7 @@ import { createApiClient } from '../../src/client/api-client.js';
 import { claimNextWaiting } from '../../src/client/claim-next-waiting.js';
 import { ApiError } from '../../src/client/client-errors.js';
 import { openWakeStream } from '../../src/client/open-wake-stream.js';
+import { freePort } from '../../src/db/start-embedded-postgres.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { createCliHome, parseJson, startCli, type CliHome } from './support/run-cli.js';
 
@@ -43,6 +44,63 @@ test('todo claim --wait blocks until a todo arrives, then claims it', async () =
   });
 });
 
+describe('a server that is not there yet', () => {
+  test('regression: todo claim --wait started before its server exited 4 at once; it waits within --wait', async () => {
+    const port = await freePort();
+    const url = `http://127.0.0.1:${port}`;
+    const waiting = startCli(['todo', 'claim', '--queue', 'late-q', '--wait', '60', '--json'], {
+      ...home.env,
+      SWITCHBOARD_URL: url,
+      SWITCHBOARD_TOKEN: server.adminToken,
+    });
+    await expect
+      .poll(() => waiting.stderr, { timeout: 20_000 })
+      .toMatch(`waiting for switchboard at ${url} — cannot reach ${url}`);
+    expect(waiting.child.exitCode).toBeNull();
+    // The server a supervisor starts second: the same database, on the port the claim was given.
+    const late = await startTestServer({ schema: server.schema, port });
+    try {
+      const { body } = await late.api(server.adminToken, 'POST', '/todos', {
+        queue: 'late-q',
+        title: 'arrived late',
+      });
+      const result = await waiting.done;
+      expect(result.code).toBe(0);
+      expect(parseJson(result).todo).toMatchObject({ id: body.todo.id, state: 'claimed' });
+      expect(result.stderr.match(/waiting for switchboard/g)).toHaveLength(1);
+    } finally {
+      await late.stop();
+    }
+  });
+
+  test('a server that never answers within --wait: exit 4 once the wait is over, not "no pending todo"', async () => {
+    const url = `http://127.0.0.1:${await freePort()}`;
+    const result = await startCli(['todo', 'claim', '--queue', 'q', '--wait', '1', '--json'], {
+      ...home.env,
+      SWITCHBOARD_URL: url,
+      SWITCHBOARD_TOKEN: server.adminToken,
+    }).done;
+    expect(result.code).toBe(4);
+    expect(result.stdout).toBe('');
+    const lines = result.stderr.trimEnd().split('\n');
+    expect(lines).toEqual([
+      expect.stringMatching(`^waiting for switchboard at ${url} — cannot reach ${url}`),
+      expect.stringMatching(`^cannot reach ${url} `),
+    ]);
+  });
+
+  test('a token the server refuses is not waited on: exit 4 at once, one line', async () => {
+    const result = await startCli(['todo', 'claim', '--queue', 'q', '--wait', '600'], {
+      ...home.env,
+      SWITCHBOARD_URL: server.url,
+      SWITCHBOARD_TOKEN: 'sbk_not-a-token',
+    }).done;
+    expect(result.code).toBe(4);
+    expect(result.stderr).not.toContain('waiting');
+    expect(result.stderr.trimEnd().split('\n')).toHaveLength(1);
+  });
+});
+
 describe('the wake stream', () => {
   test('rings on a wake for its queue, so a waiting claim is woken rather than polling', async () => {
     const client = createApiClient(credentials());
@@ -77,6 +135,31 @@ describe('the wake stream', () => {
       const waiting = wakes.waitPast(wakes.rings, { deadline: Infinity, signal: stop.signal });
       stop.abort();
       expect(await waiting).toBe(false);
+    } finally {
+      wakes.close();
+    }
+  });
+
+  test('with changes, it rings on a verdict given elsewhere, and is rung for no claimable todo', async () => {
+    const human = (await server.api(server.adminToken, 'POST', '/humans', { name: 'watcher' })).body
+      .token as string;
+    const agent = (
+      await server.api(human, 'POST', '/agents', { name: 'watcher-bot', queues: ['watch-q'] })
+    ).body.token as string;
+    const { body } = await server.api(agent, 'POST', '/approvals', { question: 'May I?' });
+    const wakes = openWakeStream({ url: server.url, token: human }, undefined, { changes: true });
+    try {
+      await wakes.ready;
+      // It watches; it never claims, so it must never take a claimable todo's ring.
+      const sessions =
+        await server.sql`select queues from consumer_sessions where principal = 'watcher'`;
+      expect(sessions).toEqual([{ queues: [] }]);
+      // What the server saw before this stream listened may ring it a few times more.
+      while (await wakes.waitPast(wakes.rings, { deadline: Date.now() + 1500 }));
+      const rang = wakes.waitPast(wakes.rings, { deadline: Infinity });
+      // A verdict rings the asker, never the human who gave it: only the change rings here.
+      await server.api(human, 'POST', `/todos/${body.todo.id}/approve`, {});
+      expect(await rang).toBe(true);
     } finally {
       wakes.close();
     }

@@ -151,4 +151,65 @@ describe.sequential('inbox', () => {
       }
     },
   );
+
+  test.skipIf(!tmuxInstalled)(
+    'regression: inbox --watch showed a verdict given elsewhere late, or only when something else rang',
+    async () => {
+      const approval = await ask('May I clear the cache?');
+      const { id: todo } = await assign('Triage the flaky test');
+      const tmux = await startInTmux(['inbox', '--watch'], { ...human, HOME: home.dir });
+      try {
+        await tmux.waitFor(`#${todo} pending on builds`);
+        await tmux.waitFor(`#${approval.id} approval from ines-bot`);
+        // Decided elsewhere (the console, another terminal): nothing rings ines for it, yet the
+        // inbox drops it without a key pressed.
+        const decided = await server.api(
+          human.SWITCHBOARD_TOKEN!,
+          'POST',
+          `/todos/${approval.id}/approve`,
+          {},
+        );
+        expect(decided.status).toBe(200);
+        await tmux.waitFor((screen) => !screen.includes(`#${approval.id} approval`));
+        // Claimed elsewhere (by a worker of hers): shown as claimed, again without a key.
+        const claimed = await server.api(
+          human.SWITCHBOARD_TOKEN!,
+          'POST',
+          `/todos/${todo}/claim`,
+          {},
+        );
+        expect(claimed.status).toBe(200);
+        await tmux.waitFor(`#${todo} claimed by ines on builds`);
+        await tmux.send(['q']);
+        await tmux.waitFor('exited 0');
+      } finally {
+        await tmux.close();
+      }
+    },
+  );
+
+  test.skipIf(!tmuxInstalled)(
+    'regression: the inbox offered "a allow · d deny" on items that are not approvals',
+    async () => {
+      const approval = await ask('May I bump the lockfile?');
+      const { id: todo } = await assign('Read the release notes');
+      const tmux = await startInTmux(['inbox'], { ...human, HOME: home.dir });
+      try {
+        await tmux.waitFor(`#${todo} pending on builds`);
+        await select(tmux, todo);
+        let screen = await tmux.waitFor(`#${todo} manual on builds`);
+        expect(screen).toMatch(/^↑↓ or j\/k move · r refresh · q quit$/m);
+        expect(screen).not.toContain('allow');
+        await select(tmux, approval.id);
+        screen = await tmux.waitFor(`#${approval.id} approval asked by ines-bot`);
+        expect(screen).toMatch(/^↑↓ or j\/k move · a allow · d deny · r refresh · q quit$/m);
+        await tmux.send(['q']);
+        await tmux.waitFor('exited 0');
+      } finally {
+        await tmux.close();
+      }
+      // Leave the inbox as it was for whoever looks next.
+      await server.api(human.SWITCHBOARD_TOKEN!, 'POST', `/todos/${approval.id}/deny`, {});
+    },
+  );
 });

@@ -2,6 +2,7 @@ import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { freePort } from '../../src/db/start-embedded-postgres.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { createCliHome, startCli, type CliHome, type RunningCli } from './support/run-cli.js';
 
@@ -21,10 +22,15 @@ afterAll(async () => {
 });
 
 /** `switchboard worker --queue QUEUE … -- node -e SCRIPT`. */
-function startWorker(queue: string, script: string, flags: string[] = []): RunningCli {
+function startWorker(
+  queue: string,
+  script: string,
+  flags: string[] = [],
+  env: Record<string, string> = admin,
+): RunningCli {
   const worker = startCli(
     ['worker', '--queue', queue, ...flags, '--', process.execPath, '-e', script],
-    admin,
+    env,
   );
   running.add(worker);
   void worker.done.then(() => running.delete(worker));
@@ -204,4 +210,60 @@ test('a command that cannot be started stops the worker with its todo released (
     /cannot run \/nonexistent\/command: spawn \/nonexistent\/command ENOENT/,
   );
   expect((await getTodo(id)).todo).toMatchObject({ state: 'pending', attempt: 0 });
+});
+
+describe.concurrent('a server that is not there yet', () => {
+  test('regression: a worker started before its server exited 4 at once; it waits, says so once, then works', async () => {
+    // The server comes up later on a port the worker was given while nothing listened there: a
+    // second process on the same database, as a supervisor would start it.
+    const port = await freePort();
+    const url = `http://127.0.0.1:${port}`;
+    const worker = startWorker('early-q', `console.log('done early')`, [], {
+      ...admin,
+      SWITCHBOARD_URL: url,
+    });
+    await expect
+      .poll(() => worker.stderr, { timeout: 20_000 })
+      .toMatch(`waiting for switchboard at ${url} — cannot reach ${url}`);
+    expect(worker.child.exitCode).toBeNull();
+    const late = await startTestServer({ schema: server.schema, port });
+    try {
+      await worker.waitFor(/^working early-q with /m, 30_000);
+      const { body } = await late.api(server.adminToken, 'POST', '/todos', {
+        queue: 'early-q',
+        title: 'after the wait',
+      });
+      await worker.waitFor(`#${body.todo.id} done (exit 0 in `);
+      worker.child.kill('SIGTERM');
+      const result = await worker.done;
+      expect(result.code).toBe(0);
+      // Said once, however many tries it took.
+      expect(result.stderr.match(/waiting for switchboard/g)).toHaveLength(1);
+    } finally {
+      await late.stop();
+    }
+  });
+
+  test('SIGTERM while it waits for the server stops it with 0', async () => {
+    const url = `http://127.0.0.1:${await freePort()}`;
+    const worker = startWorker('never-q', `console.log('never')`, [], {
+      ...admin,
+      SWITCHBOARD_URL: url,
+    });
+    await expect.poll(() => worker.stderr, { timeout: 20_000 }).toMatch('waiting for switchboard');
+    worker.child.kill('SIGTERM');
+    const result = await worker.done;
+    expect(result).toMatchObject({ code: 0, stdout: 'stopped\n' });
+  });
+
+  test('a token the server refuses is not waited on: exit 4 at once, one line', async () => {
+    const worker = startWorker('refused-q', `console.log('never')`, [], {
+      ...admin,
+      SWITCHBOARD_TOKEN: 'sbk_not-a-token',
+    });
+    const result = await worker.done;
+    expect(result.code).toBe(4);
+    expect(result.stderr).not.toContain('waiting');
+    expect(result.stderr.trimEnd().split('\n')).toHaveLength(1);
+  });
 });

@@ -13,7 +13,7 @@ export default class TodoClaim extends SwitchboardCommand {
   static override summary = 'Claim a todo: by id, or the oldest claimable one on a queue';
   static override description = `The claim holds the todo under a lease; its lease token is saved on this machine (under $XDG_STATE_HOME/switchboard/leases), so heartbeat, complete, fail and release need only the id. --json prints the todo with its lease_token, for use elsewhere with --lease-token.
 
-Without an ID, on an empty queue it prints "no pending todo on QUEUE" ({"todo":null} with --json) and exits 0. --wait blocks up to that many seconds for a todo to arrive, woken by the server's event stream.`;
+Without an ID, on an empty queue it prints "no pending todo on QUEUE" ({"todo":null} with --json) and exits 0. --wait blocks up to that many seconds for a todo to arrive, woken by the server's event stream; a server that cannot be reached yet (or restarts meanwhile) is waited for within the same seconds, saying so once on stderr, and exit 4 if it never answered.`;
   static override examples = [
     '<%= config.bin %> todo claim --queue reviews',
     '<%= config.bin %> todo claim --queue reviews --wait 60 --lease 900 --json',
@@ -50,11 +50,24 @@ Without an ID, on an empty queue it prints "no pending todo on QUEUE" ({"todo":n
     } else if (!flags.wait) {
       ({ todo } = await client.claimNext(flags.queue!, flags.lease));
     } else {
-      const wakes = openWakeStream(await this.credentials(), flags.queue);
+      const { url } = await this.credentials();
+      const deadline = Date.now() + flags.wait * 1000;
+      // A server that is not up yet (or restarts meanwhile) is waited for within --wait, said
+      // once; one that never answered in that time is exit 4, not "no pending todo".
+      let told = false;
+      const waiting = (problem: Error) => {
+        if (told) return;
+        told = true;
+        process.stderr.write(
+          `waiting for switchboard at ${url} — ${problem.message}; up to ${flags.wait} s in all\n`,
+        );
+      };
+      const wakes = openWakeStream(await this.credentials(), flags.queue, { onWaiting: waiting });
       try {
         todo = await claimNextWaiting(client, wakes, flags.queue!, {
           leaseSeconds: flags.lease,
-          deadline: Date.now() + flags.wait * 1000,
+          deadline,
+          onOutage: waiting,
         });
       } finally {
         wakes.close();
