@@ -5,7 +5,8 @@ import type { Dispatcher } from '../delivery/create-dispatcher.js';
 import { registerWebhook, removeWebhook } from '../delivery/register-webhook.js';
 import type { Doorbell } from '../contract/doorbell.js';
 import type { OutboundPolicy } from '../outbound/outbound-policy.js';
-import { actorOf } from './authenticate.js';
+import { actorOf, tokenOf } from './authenticate.js';
+import type { RevocationWatch } from './revocation-watch.js';
 
 const PING_MS = 15_000;
 const WebhookBody = z.strictObject({ url: z.string().max(2048) });
@@ -33,6 +34,7 @@ export function eventStreamRoutes(
   sql: postgres.Sql,
   dispatcher: Dispatcher,
   outbound: OutboundPolicy,
+  revocations: RevocationWatch,
 ): EventStreams {
   const open = new Set<Response>();
   const routes = Router();
@@ -59,6 +61,11 @@ export function eventStreamRoutes(
     });
     res.flushHeaders();
     open.add(res);
+    // A revoked token's stream ends at once, whichever process revoked it.
+    const unwatch = revocations.watch(
+      { kind: 'token', token: tokenOf(res), principalId: actor.principal!.id },
+      () => res.end(),
+    );
     const push = (doorbell: Doorbell) => {
       if (res.writableEnded || res.destroyed) return false;
       res.write(
@@ -72,14 +79,17 @@ export function eventStreamRoutes(
       queues: queue === undefined ? null : [queue].flat(),
       push,
     });
-    const ping = setInterval(() => res.write(': ping\n\n'), PING_MS);
+    const ping = setInterval(() => !res.writableEnded && res.write(': ping\n\n'), PING_MS);
     res.once('close', () => {
       clearInterval(ping);
+      unwatch();
       open.delete(res);
       void attached.detach();
     });
     if (res.writableEnded || res.destroyed) {
       clearInterval(ping);
+      unwatch();
+      open.delete(res);
       await attached.detach();
       return;
     }

@@ -20,6 +20,7 @@ import { eventStreamRoutes, type EventStreams } from '../http/event-stream-route
 import { createMcpEndpoint, type McpEndpoint } from '../mcp/mcp-endpoint.js';
 import { createMetrics } from '../http/metrics.js';
 import { createTokenCache, type TokenCache } from '../http/token-cache.js';
+import { createRevocationWatch, type RevocationWatch } from '../http/revocation-watch.js';
 import { sweepTodos } from '../ledger/index.js';
 import type { Logger } from '../logger.js';
 import {
@@ -100,6 +101,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   let mcp: McpEndpoint | undefined;
   let dispatcher: Dispatcher | undefined;
   let tokens: TokenCache | undefined;
+  let revocations: RevocationWatch | undefined;
   let wakes: WakeNotifier | undefined;
   let web: WebConsole | undefined;
   let pruner: Pruner | undefined;
@@ -126,6 +128,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     await hub?.close();
     await outbound?.close();
     await tokens?.close();
+    await revocations?.close();
     await db.close();
   };
   try {
@@ -134,6 +137,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     const metrics = createMetrics(db.sql);
     outbound = createOutbound({ allow: config.outboundAllow ?? [], ca: options.outboundCa });
     tokens = await createTokenCache(db.sql, db.schema, log);
+    revocations = await createRevocationWatch(db.sql, db.schema, log);
     wakes = createWakeNotifier(db.sql, db.schema, log);
     github = await createGitHubProvider({
       sql: db.sql,
@@ -183,7 +187,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       outbound,
       timing: { ...DEFAULT_TIMING, ...options.deliveryTiming },
     });
-    streams = eventStreamRoutes(db.sql, dispatcher, outbound.policy);
+    streams = eventStreamRoutes(db.sql, dispatcher, outbound.policy, revocations);
     const hooks = combineHooks(wakes.announce, github.hooks, sources.hooks);
     mcp = createMcpEndpoint({
       sql: db.sql,
@@ -192,6 +196,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       hooks,
       version: VERSION,
       dispatcher,
+      revocations,
     });
     web = await createWebConsole({
       sql: db.sql,
@@ -199,6 +204,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       dispatcher,
       hub,
       tokens,
+      revocations,
       hooks,
       publicUrl: config.publicUrl,
       githubOAuth: config.githubOAuth,

@@ -5,6 +5,7 @@ import type { Dispatcher } from '../delivery/create-dispatcher.js';
 import type { WakeHub } from '../delivery/wake-hub.js';
 import type { TodoHooks } from '../http/todo-routes.js';
 import { HttpError } from '../http/http-error.js';
+import type { RevocationWatch } from '../http/revocation-watch.js';
 import type { TokenCache } from '../http/token-cache.js';
 import type { Logger } from '../logger.js';
 import { createChangeFeed } from './change-feed.js';
@@ -33,6 +34,8 @@ export interface WebConsoleOptions {
   hub: WakeHub;
   /** The API's token cache: forgotten at once when an agent is revoked from a page. */
   tokens: TokenCache;
+  /** Ends a page's stream when its session ends (signed out, expired, its human revoked). */
+  revocations: RevocationWatch;
   hooks?: TodoHooks;
   /** The console's address as browsers see it; https makes its cookies Secure and __Host-. */
   publicUrl?: string | undefined;
@@ -81,7 +84,14 @@ export async function createWebConsole(options: WebConsoleOptions): Promise<WebC
   });
   const render = pageRenderer(assets.urls, keys.publicKey);
   const feed = createChangeFeed(sql, { intervalMs: options.pollMs, log });
-  const streams = liveStreams({ sql, dispatcher, feed, hooks, log });
+  const streams = liveStreams({
+    sql,
+    dispatcher,
+    feed,
+    hooks,
+    log,
+    revocations: options.revocations,
+  });
   const signIn = signInRoutes({
     sql,
     log,
