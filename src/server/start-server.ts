@@ -19,6 +19,7 @@ import type { TodoHooks } from '../http/todo-routes.js';
 import { eventStreamRoutes, type EventStreams } from '../http/event-stream-routes.js';
 import { createMcpEndpoint, type McpEndpoint } from '../mcp/mcp-endpoint.js';
 import { createMetrics } from '../http/metrics.js';
+import { createPublicAddress } from '../http/public-address.js';
 import { createTokenCache, type TokenCache } from '../http/token-cache.js';
 import { createRevocationWatch, type RevocationWatch } from '../http/revocation-watch.js';
 import { sweepTodos } from '../ledger/index.js';
@@ -73,6 +74,8 @@ export interface RunningServer {
   url: string;
   /** What is bound: `url`, or `http://0.0.0.0:port` (`[::]`) when every interface is. */
   boundUrl: string;
+  /** The base of every URL it prints or sends: SWITCHBOARD_PUBLIC_URL, else `url`. */
+  publicUrl: string;
   sql: postgres.Sql;
   schema: string;
   /** Stops taking requests, lets those in flight finish, stops background work, closes the database. */
@@ -102,6 +105,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   let dispatcher: Dispatcher | undefined;
   let tokens: TokenCache | undefined;
   let revocations: RevocationWatch | undefined;
+  const publicAddress = createPublicAddress(config.publicUrl);
   let wakes: WakeNotifier | undefined;
   let web: WebConsole | undefined;
   let pruner: Pruner | undefined;
@@ -176,6 +180,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       metrics,
       key: secretKey,
       outbound,
+      address: publicAddress,
       tuning: options.sourcesTuning,
     });
     hub = await createWakeHub(db.sql, db.schema, log);
@@ -207,6 +212,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       revocations,
       hooks,
       publicUrl: config.publicUrl,
+      address: publicAddress,
       githubOAuth: config.githubOAuth,
       signInAttemptLimit: options.signInAttemptLimit,
       outbound,
@@ -222,6 +228,8 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       hooks,
       apiRoutes: [github.routes, sources.routes, streams.routes, web.apiRoutes],
       routes: [mcp.routes, web.routes],
+      address: publicAddress,
+      metricsToken: config.metricsToken,
     });
     http = createServer(app);
     http.on('request', (_req, res: ServerResponse) => {
@@ -237,7 +245,16 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     const everywhere = address === '0.0.0.0' || address === '::';
     const url = origin(everywhere ? '127.0.0.1' : config.host);
     const boundUrl = everywhere ? origin(address) : url;
-    if (!isLoopback(address) && !config.publicUrl?.startsWith('https://')) {
+    const beyondLoopback = !isLoopback(address);
+    publicAddress.listening(url, beyondLoopback);
+    if (beyondLoopback && !config.publicUrl) {
+      log.warn(
+        { bound: boundUrl, url },
+        `no SWITCHBOARD_PUBLIC_URL: requests are answered only when addressed to an IP address or localhost (never to a name, against DNS rebinding), and the URLs switchboard gives out (sign-in links, sources' webhook URLs) start with ${url} — ` +
+          'set SWITCHBOARD_PUBLIC_URL to the address its clients use',
+      );
+    }
+    if (beyondLoopback && !config.publicUrl?.startsWith('https://')) {
       log.warn(
         { bound: boundUrl, public_url: config.publicUrl ?? null },
         `listening on ${boundUrl}, reachable from other machines over plain HTTP: the API, the web console and its sign-in links travel unencrypted — ` +
@@ -267,7 +284,14 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     });
     pruner.start();
     log.info({ url, bound: boundUrl, embedded_postgres: db.embedded }, 'switchboard is listening');
-    return { url, boundUrl, sql: db.sql, schema: db.schema, close };
+    return {
+      url,
+      boundUrl,
+      publicUrl: publicAddress.url(),
+      sql: db.sql,
+      schema: db.schema,
+      close,
+    };
   } catch (error) {
     await close().catch(() => {});
     throw error;

@@ -5,6 +5,7 @@ import type { Dispatcher } from '../delivery/create-dispatcher.js';
 import type { WakeHub } from '../delivery/wake-hub.js';
 import type { TodoHooks } from '../http/todo-routes.js';
 import { HttpError } from '../http/http-error.js';
+import type { PublicAddress } from '../http/public-address.js';
 import type { RevocationWatch } from '../http/revocation-watch.js';
 import type { TokenCache } from '../http/token-cache.js';
 import type { Logger } from '../logger.js';
@@ -39,6 +40,8 @@ export interface WebConsoleOptions {
   hooks?: TodoHooks;
   /** The console's address as browsers see it; https makes its cookies Secure and __Host-. */
   publicUrl?: string | undefined;
+  /** The base of the URLs the console gives out (sign-in links, GitHub's callback, .mcp.json). */
+  address: PublicAddress;
   githubOAuth?: GitHubOAuthCredentials | undefined;
   /** How often open pages look for changes (ms). */
   pollMs?: number;
@@ -96,7 +99,7 @@ export async function createWebConsole(options: WebConsoleOptions): Promise<WebC
     sql,
     log,
     cookies,
-    publicUrl,
+    address: options.address,
     github: options.githubOAuth,
     render,
     attemptLimit: options.signInAttemptLimit,
@@ -113,7 +116,7 @@ export async function createWebConsole(options: WebConsoleOptions): Promise<WebC
   pages.use(signIn.routes);
   pages.use(streams.routes);
   pages.use(pushRoutes(sql));
-  pages.use(pageRoutes({ sql, hooks, render, publicUrl, tokens: options.tokens }));
+  pages.use(pageRoutes({ sql, hooks, render, address: options.address, tokens: options.tokens }));
   pages.use((req, _res, next) =>
     next(new HttpError(404, 'not_found', `There is no page at ${req.path}.`)),
   );
