@@ -25,8 +25,15 @@ export interface ServerConfig {
   github: GitHubAppCredentials | undefined;
   /** The web console's "Sign in with GitHub" (the App's OAuth client); without it, links only. */
   githubOAuth?: GitHubOAuthCredentials | undefined;
-  /** The console's address as browsers see it (e.g. https://… behind a proxy); unset: the request's own. */
+  /**
+   * SWITCHBOARD_PUBLIC_URL: the server's address as its clients see it (e.g. https://… behind a
+   * proxy). Every URL switchboard prints or sends is built on it (unset: on the address it
+   * listens on), and its host is the one name, besides loopback's, that requests may be
+   * addressed to (src/http/public-address.ts).
+   */
   publicUrl?: string | undefined;
+  /** SWITCHBOARD_METRICS_TOKEN: a bearer token for /metrics besides an admin's (Prometheus'). */
+  metricsToken?: string | undefined;
   /**
    * SWITCHBOARD_SECRET_KEY, which seals sources' secrets. Without it, the embedded database's
    * data directory gets one of its own; with DATABASE_URL, sources are off.
@@ -75,6 +82,12 @@ const Env = z.object({
     .transform((url) => url.replace(/\/+$/, ''))
     .optional(),
   SWITCHBOARD_SECRET_KEY: z.string().min(1).optional(),
+  SWITCHBOARD_METRICS_TOKEN: z
+    .string()
+    .min(16, 'must be at least 16 characters (e.g. openssl rand -hex 32)')
+    .max(512)
+    .regex(/^[\x21-\x7e]+$/, 'must be printable ASCII with no spaces (it travels in a header)')
+    .optional(),
   SWITCHBOARD_RETENTION_DAYS: z.coerce
     .number()
     .int()
@@ -147,6 +160,7 @@ export function loadServerConfig(
         ? { clientId: vars.GITHUB_CLIENT_ID, clientSecret: vars.GITHUB_CLIENT_SECRET }
         : undefined,
     publicUrl: vars.SWITCHBOARD_PUBLIC_URL,
+    metricsToken: vars.SWITCHBOARD_METRICS_TOKEN,
     secretKey: vars.SWITCHBOARD_SECRET_KEY,
     retentionDays: vars.SWITCHBOARD_RETENTION_DAYS,
     reconcileMinutes: vars.SWITCHBOARD_RECONCILE_MINUTES,

@@ -22,10 +22,16 @@ export function authenticate(tokens: TokenCache): RequestHandler {
     if (!principal) throw new HttpError(401, 'unauthenticated', 'token is invalid or revoked');
     const client = req.get('x-switchboard-client');
     res.locals.actor = actorFor(principal, client && CLIENTS.has(client) ? client : 'api');
+    res.locals.token = match[1]!;
     next();
   };
 }
 
 export function actorOf(res: Response): Actor {
   return res.locals.actor as Actor;
+}
+
+/** The bearer token the request was authenticated with: streams end when it is revoked. */
+export function tokenOf(res: Response): string {
+  return res.locals.token as string;
 }

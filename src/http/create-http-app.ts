@@ -3,7 +3,10 @@ import type postgres from 'postgres';
 import type { Logger } from '../logger.js';
 import { authenticate } from './authenticate.js';
 import { createErrorHandler, HttpError, sendError } from './http-error.js';
+import { hostGuard } from './host-guard.js';
 import type { Metrics } from './metrics.js';
+import { metricsAccess } from './metrics-access.js';
+import type { PublicAddress } from './public-address.js';
 import type { TokenCache } from './token-cache.js';
 import { principalRoutes } from './principal-routes.js';
 import { readJsonBody } from './read-json-body.js';
@@ -30,6 +33,10 @@ export interface HttpAppOptions {
   apiRoutes?: Router[];
   /** Routes of their own at the top level, each doing its own authentication (e.g. /mcp). */
   routes?: Router[];
+  /** The hosts requests may be addressed to (src/http/public-address.ts). */
+  address: PublicAddress;
+  /** SWITCHBOARD_METRICS_TOKEN: /metrics takes it, or an admin's token. */
+  metricsToken?: string | undefined;
 }
 
 export function createHttpApp({
@@ -42,6 +49,8 @@ export function createHttpApp({
   hooks,
   apiRoutes = [],
   routes = [],
+  address,
+  metricsToken,
 }: HttpAppOptions): {
   app: express.Express;
 } {
@@ -49,6 +58,7 @@ export function createHttpApp({
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
   app.use(metrics.observeRequests);
+  app.use(hostGuard(address));
 
   app.get('/healthz', async (_req, res) => {
     try {
@@ -59,7 +69,7 @@ export function createHttpApp({
     }
   });
 
-  app.get('/metrics', async (_req, res) => {
+  app.get('/metrics', metricsAccess(tokens, metricsToken), async (_req, res) => {
     res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
   });
 

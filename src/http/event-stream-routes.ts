@@ -6,7 +6,8 @@ import { registerWebhook, removeWebhook } from '../delivery/register-webhook.js'
 import type { Doorbell } from '../contract/doorbell.js';
 import type { OutboundPolicy } from '../outbound/outbound-policy.js';
 import type { ChangeFeed } from '../web/change-feed.js';
-import { actorOf } from './authenticate.js';
+import { actorOf, tokenOf } from './authenticate.js';
+import type { RevocationWatch } from './revocation-watch.js';
 
 const PING_MS = 15_000;
 const WebhookBody = z.strictObject({ url: z.string().max(2048) });
@@ -42,6 +43,7 @@ export function eventStreamRoutes(
   dispatcher: Dispatcher,
   outbound: OutboundPolicy,
   feed: ChangeFeed,
+  revocations: RevocationWatch,
 ): EventStreams {
   const open = new Set<Response>();
   const routes = Router();
@@ -68,6 +70,11 @@ export function eventStreamRoutes(
     });
     res.flushHeaders();
     open.add(res);
+    // A revoked token's stream ends at once, whichever process revoked it.
+    const unwatch = revocations.watch(
+      { kind: 'token', token: tokenOf(res), principalId: actor.principal!.id },
+      () => res.end(),
+    );
     const push = (doorbell: Doorbell) => {
       if (res.writableEnded || res.destroyed) return false;
       res.write(
@@ -81,7 +88,7 @@ export function eventStreamRoutes(
       queues: queue === undefined ? (changes ? [] : null) : [queue].flat(),
       push,
     });
-    const ping = setInterval(() => res.write(': ping\n\n'), PING_MS);
+    const ping = setInterval(() => !res.writableEnded && res.write(': ping\n\n'), PING_MS);
     // Only ticks that saw the ledger move: what time alone changes (an expiry) is written by the
     // sweeper, which moves it too.
     const unsubscribe = changes
@@ -93,12 +100,15 @@ export function eventStreamRoutes(
     res.once('close', () => {
       clearInterval(ping);
       unsubscribe();
+      unwatch();
       open.delete(res);
       void attached.detach();
     });
     if (res.writableEnded || res.destroyed) {
       clearInterval(ping);
       unsubscribe();
+      unwatch();
+      open.delete(res);
       await attached.detach();
       return;
     }

@@ -38,7 +38,10 @@ export async function createTokenCache(
   };
   const subscription = await sql.listen(
     `${schema}.revocations`,
-    () => clear(),
+    // A console session's end (`web_sessions:<id>`) concerns no token.
+    (payload) => {
+      if (!payload.startsWith('web_sessions:')) clear();
+    },
     () => {
       clear();
       listening = true;

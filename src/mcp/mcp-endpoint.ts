@@ -8,7 +8,8 @@ import express, { Router, type ErrorRequestHandler, type Request, type Response 
 import type postgres from 'postgres';
 import type { Doorbell } from '../contract/doorbell.js';
 import type { Dispatcher } from '../delivery/create-dispatcher.js';
-import { authenticate, actorOf } from '../http/authenticate.js';
+import { authenticate, actorOf, tokenOf } from '../http/authenticate.js';
+import type { RevocationWatch } from '../http/revocation-watch.js';
 import type { TodoHooks } from '../http/todo-routes.js';
 import type { TokenCache } from '../http/token-cache.js';
 import type { Actor } from '../ledger/index.js';
@@ -53,6 +54,8 @@ export interface McpEndpointOptions {
   version: string;
   /** While a session's notification stream is open, the session is a consumer of wakes. */
   dispatcher: Dispatcher;
+  /** Ends a notification stream, and its session, when the token that opened it is revoked. */
+  revocations: RevocationWatch;
 }
 
 /**
@@ -73,6 +76,7 @@ export function createMcpEndpoint({
   hooks,
   version,
   dispatcher,
+  revocations,
 }: McpEndpointOptions): McpEndpoint {
   const sessions = new Map<string, McpSession>();
   const jsonSchemaValidator = new AjvJsonSchemaValidator();
@@ -147,8 +151,15 @@ export function createMcpEndpoint({
     session.stream = res;
     let detach: (() => Promise<void>) | undefined;
     const ping = setInterval(() => res.write(': ping\n\n'), PING_MS);
+    // Every request of the session is authenticated on its own; the stream, once open, is not:
+    // it ends (and the session with it) the moment its token or its principal is revoked.
+    const unwatch = revocations.watch(
+      { kind: 'token', token: tokenOf(res), principalId: session.actor.principal!.id },
+      () => closeSession(session),
+    );
     const ended = () => {
       if (session.stream !== res) return;
+      unwatch();
       clearInterval(ping);
       session.stream = undefined;
       session.closeStream = undefined;

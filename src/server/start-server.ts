@@ -19,7 +19,9 @@ import type { TodoHooks } from '../http/todo-routes.js';
 import { eventStreamRoutes, type EventStreams } from '../http/event-stream-routes.js';
 import { createMcpEndpoint, type McpEndpoint } from '../mcp/mcp-endpoint.js';
 import { createMetrics } from '../http/metrics.js';
+import { createPublicAddress } from '../http/public-address.js';
 import { createTokenCache, type TokenCache } from '../http/token-cache.js';
+import { createRevocationWatch, type RevocationWatch } from '../http/revocation-watch.js';
 import { sweepTodos } from '../ledger/index.js';
 import type { Logger } from '../logger.js';
 import {
@@ -73,6 +75,8 @@ export interface RunningServer {
   url: string;
   /** What is bound: `url`, or `http://0.0.0.0:port` (`[::]`) when every interface is. */
   boundUrl: string;
+  /** The base of every URL it prints or sends: SWITCHBOARD_PUBLIC_URL, else `url`. */
+  publicUrl: string;
   sql: postgres.Sql;
   schema: string;
   /** Stops taking requests, lets those in flight finish, stops background work, closes the database. */
@@ -101,6 +105,8 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   let mcp: McpEndpoint | undefined;
   let dispatcher: Dispatcher | undefined;
   let tokens: TokenCache | undefined;
+  let revocations: RevocationWatch | undefined;
+  const publicAddress = createPublicAddress(config.publicUrl);
   let wakes: WakeNotifier | undefined;
   let web: WebConsole | undefined;
   let feed: ChangeFeed | undefined;
@@ -129,6 +135,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     await hub?.close();
     await outbound?.close();
     await tokens?.close();
+    await revocations?.close();
     await db.close();
   };
   try {
@@ -137,6 +144,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     const metrics = createMetrics(db.sql);
     outbound = createOutbound({ allow: config.outboundAllow ?? [], ca: options.outboundCa });
     tokens = await createTokenCache(db.sql, db.schema, log);
+    revocations = await createRevocationWatch(db.sql, db.schema, log);
     wakes = createWakeNotifier(db.sql, db.schema, log);
     github = await createGitHubProvider({
       sql: db.sql,
@@ -175,6 +183,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       metrics,
       key: secretKey,
       outbound,
+      address: publicAddress,
       tuning: options.sourcesTuning,
     });
     hub = await createWakeHub(db.sql, db.schema, log);
@@ -189,7 +198,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     // One poll of the ledger's history sequence per process, for the console's pages and the
     // API's streams that follow changes (inbox --watch) alike.
     feed = createChangeFeed(db.sql, { log });
-    streams = eventStreamRoutes(db.sql, dispatcher, outbound.policy, feed);
+    streams = eventStreamRoutes(db.sql, dispatcher, outbound.policy, feed, revocations);
     const hooks = combineHooks(wakes.announce, github.hooks, sources.hooks);
     mcp = createMcpEndpoint({
       sql: db.sql,
@@ -198,6 +207,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       hooks,
       version: VERSION,
       dispatcher,
+      revocations,
     });
     web = await createWebConsole({
       sql: db.sql,
@@ -205,9 +215,11 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       dispatcher,
       hub,
       tokens,
+      revocations,
       hooks,
       feed,
       publicUrl: config.publicUrl,
+      address: publicAddress,
       githubOAuth: config.githubOAuth,
       signInAttemptLimit: options.signInAttemptLimit,
       outbound,
@@ -223,6 +235,8 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       hooks,
       apiRoutes: [github.routes, sources.routes, streams.routes, web.apiRoutes],
       routes: [mcp.routes, web.routes],
+      address: publicAddress,
+      metricsToken: config.metricsToken,
     });
     http = createServer(app);
     http.on('request', (_req, res: ServerResponse) => {
@@ -238,7 +252,16 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     const everywhere = address === '0.0.0.0' || address === '::';
     const url = origin(everywhere ? '127.0.0.1' : config.host);
     const boundUrl = everywhere ? origin(address) : url;
-    if (!isLoopback(address) && !config.publicUrl?.startsWith('https://')) {
+    const beyondLoopback = !isLoopback(address);
+    publicAddress.listening(url, beyondLoopback);
+    if (beyondLoopback && !config.publicUrl) {
+      log.warn(
+        { bound: boundUrl, url },
+        `no SWITCHBOARD_PUBLIC_URL: requests are answered only when addressed to an IP address or localhost (never to a name, against DNS rebinding), and the URLs switchboard gives out (sign-in links, sources' webhook URLs) start with ${url} — ` +
+          'set SWITCHBOARD_PUBLIC_URL to the address its clients use',
+      );
+    }
+    if (beyondLoopback && !config.publicUrl?.startsWith('https://')) {
       log.warn(
         { bound: boundUrl, public_url: config.publicUrl ?? null },
         `listening on ${boundUrl}, reachable from other machines over plain HTTP: the API, the web console and its sign-in links travel unencrypted — ` +
@@ -268,7 +291,14 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     });
     pruner.start();
     log.info({ url, bound: boundUrl, embedded_postgres: db.embedded }, 'switchboard is listening');
-    return { url, boundUrl, sql: db.sql, schema: db.schema, close };
+    return {
+      url,
+      boundUrl,
+      publicUrl: publicAddress.url(),
+      sql: db.sql,
+      schema: db.schema,
+      close,
+    };
   } catch (error) {
     await close().catch(() => {});
     throw error;

@@ -1,6 +1,7 @@
 import type { RequestHandler, Router } from 'express';
 import type postgres from 'postgres';
 import type { Metrics } from '../http/metrics.js';
+import type { PublicAddress } from '../http/public-address.js';
 import type { TodoHooks } from '../http/todo-routes.js';
 import type { Logger } from '../logger.js';
 import type { Outbound } from '../outbound/create-outbound.js';
@@ -43,6 +44,8 @@ export function createSources(options: {
   key: Buffer | undefined;
   /** How replies reach the sources' APIs (src/outbound). */
   outbound: Outbound;
+  /** Where providers post (each source's webhook URL is built on it). */
+  address: PublicAddress;
   tuning?: Partial<Omit<SourcesTuning, 'writeBack'>> & { writeBack?: Partial<WriteBackTuning> };
 }): Sources {
   const { sql, log, metrics, outbound } = options;
@@ -69,7 +72,7 @@ export function createSources(options: {
     webhooks: (req, res, next) => {
       receive(req, res).catch(next);
     },
-    routes: sourceRoutes(sql, box, outbound.policy),
+    routes: sourceRoutes(sql, box, outbound.policy, options.address),
     hooks: { afterComplete: queueSourceSummary, afterReply: queueSourceReply },
     start: () => sender?.start(),
     stop: async () => sender?.stop(),

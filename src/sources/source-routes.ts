@@ -1,8 +1,9 @@
-import { Router, type Request } from 'express';
+import { Router } from 'express';
 import type postgres from 'postgres';
 import { z } from 'zod';
 import { actorOf } from '../http/authenticate.js';
 import { HttpError } from '../http/http-error.js';
+import type { PublicAddress } from '../http/public-address.js';
 import { forbidden, invalid, notFound, type Actor } from '../ledger/index.js';
 import type { OutboundPolicy } from '../outbound/outbound-policy.js';
 import { decideSourceDelivery } from './decide-source-delivery.js';
@@ -60,12 +61,6 @@ function assertAdmin(actor: Actor, what: string): void {
     throw forbidden(`only an admin may ${what}`);
 }
 
-/** Where the provider posts: this server, as the caller reached it. */
-const urlOf = (req: Request, name: string) =>
-  `${req.protocol}://${req.get('host')}/api/sources/${name}/webhooks`;
-
-const shown = (req: Request, source: SourceView) => ({ ...source, url: urlOf(req, source.name) });
-
 /**
  * The admin's API for sources, under /api/v1 (what `switchboard source …` calls). A secret is in
  * an answer only when switchboard made it — once, when it was made — never afterwards.
@@ -74,8 +69,14 @@ export function sourceRoutes(
   sql: postgres.Sql,
   box: SecretBox | null,
   outbound: OutboundPolicy,
+  address: PublicAddress,
 ): Router {
   const router = Router();
+  /** Where the provider posts: this server at its public address (never the request's Host). */
+  const shown = (source: SourceView) => ({
+    ...source,
+    url: `${address.url()}/api/sources/${source.name}/webhooks`,
+  });
   const sealer = () => {
     if (!box) {
       throw new HttpError(
@@ -89,7 +90,7 @@ export function sourceRoutes(
 
   router.get('/sources', async (_req, res) => {
     assertAdmin(actorOf(res), 'list sources');
-    res.json({ sources: (await listSources(sql)).map((source) => shown(_req, source)) });
+    res.json({ sources: (await listSources(sql)).map((source) => shown(source)) });
   });
 
   router.post('/sources', async (req, res) => {
@@ -107,14 +108,14 @@ export function sourceRoutes(
       apiUrl: body.api_url,
       apiToken: body.api_token,
     });
-    res.status(201).json({ source: shown(req, source), secret });
+    res.status(201).json({ source: shown(source), secret });
   });
 
   router.get('/sources/:name', async (req, res) => {
     assertAdmin(actorOf(res), 'read sources');
     const found = await getSource(sql, Name.parse(req.params.name));
     if (!found) throw notFound(`no source named ${req.params.name}`);
-    res.json({ source: shown(req, found.source), rules: found.rules });
+    res.json({ source: shown(found.source), rules: found.rules });
   });
 
   router.post('/sources/:name/rotate', async (req, res) => {
@@ -124,7 +125,7 @@ export function sourceRoutes(
       secret: body.secret,
       graceSeconds: body.grace_seconds,
     });
-    res.json({ source: shown(req, source), secret });
+    res.json({ source: shown(source), secret });
   });
 
   router.delete('/sources/:name', async (req, res) => {
@@ -190,7 +191,7 @@ export function sourceRoutes(
       };
     });
     if (!body.dry_run) await saveSourceRules(sql, name, rules);
-    res.json({ source: shown(req, source), rules, dry_run: dryRun, saved: !body.dry_run });
+    res.json({ source: shown(source), rules, dry_run: dryRun, saved: !body.dry_run });
   });
 
   return router;

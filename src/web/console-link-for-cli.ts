@@ -9,7 +9,7 @@ import { mintSignInLink } from './sign-in-links.js';
  * or not: a second server on another port has one too); otherwise nothing.
  */
 export async function consoleLinkForCli(
-  server: { url: string; sql: postgres.Sql },
+  server: { url: string; publicUrl?: string; sql: postgres.Sql },
   env: Record<string, string | undefined> = process.env,
 ): Promise<string | undefined> {
   const credentials = await resolveCredentials(env, { url: server.url }).catch(() => undefined);
@@ -17,5 +17,5 @@ export async function consoleLinkForCli(
   const human = await authenticateToken(server.sql, credentials.token);
   if (human?.kind !== 'human') return undefined;
   const { token } = await mintSignInLink(server.sql, human);
-  return `${server.url}/sign-in/${token}`;
+  return `${server.publicUrl ?? server.url}/sign-in/${token}`;
 }

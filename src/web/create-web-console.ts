@@ -5,6 +5,8 @@ import type { Dispatcher } from '../delivery/create-dispatcher.js';
 import type { WakeHub } from '../delivery/wake-hub.js';
 import type { TodoHooks } from '../http/todo-routes.js';
 import { HttpError } from '../http/http-error.js';
+import type { PublicAddress } from '../http/public-address.js';
+import type { RevocationWatch } from '../http/revocation-watch.js';
 import type { TokenCache } from '../http/token-cache.js';
 import type { Logger } from '../logger.js';
 import type { ChangeFeed } from './change-feed.js';
@@ -33,9 +35,13 @@ export interface WebConsoleOptions {
   hub: WakeHub;
   /** The API's token cache: forgotten at once when an agent is revoked from a page. */
   tokens: TokenCache;
+  /** Ends a page's stream when its session ends (signed out, expired, its human revoked). */
+  revocations: RevocationWatch;
   hooks?: TodoHooks;
   /** The console's address as browsers see it; https makes its cookies Secure and __Host-. */
   publicUrl?: string | undefined;
+  /** The base of the URLs the console gives out (sign-in links, GitHub's callback, .mcp.json). */
+  address: PublicAddress;
   githubOAuth?: GitHubOAuthCredentials | undefined;
   /** Tells open pages that the ledger may have changed (shared with the API's event streams). */
   feed: ChangeFeed;
@@ -80,12 +86,19 @@ export async function createWebConsole(options: WebConsoleOptions): Promise<WebC
     tuning: options.push,
   });
   const render = pageRenderer(assets.urls, keys.publicKey);
-  const streams = liveStreams({ sql, dispatcher, feed: options.feed, hooks, log });
+  const streams = liveStreams({
+    sql,
+    dispatcher,
+    feed: options.feed,
+    hooks,
+    log,
+    revocations: options.revocations,
+  });
   const signIn = signInRoutes({
     sql,
     log,
     cookies,
-    publicUrl,
+    address: options.address,
     github: options.githubOAuth,
     render,
     attemptLimit: options.signInAttemptLimit,
@@ -102,7 +115,7 @@ export async function createWebConsole(options: WebConsoleOptions): Promise<WebC
   pages.use(signIn.routes);
   pages.use(streams.routes);
   pages.use(pushRoutes(sql));
-  pages.use(pageRoutes({ sql, hooks, render, publicUrl, tokens: options.tokens }));
+  pages.use(pageRoutes({ sql, hooks, render, address: options.address, tokens: options.tokens }));
   pages.use((req, _res, next) =>
     next(new HttpError(404, 'not_found', `There is no page at ${req.path}.`)),
   );

@@ -1,6 +1,7 @@
 import { Router, type Response } from 'express';
 import type postgres from 'postgres';
 import type { Dispatcher } from '../delivery/create-dispatcher.js';
+import type { RevocationWatch } from '../http/revocation-watch.js';
 import type { TodoHooks } from '../http/todo-routes.js';
 import { LedgerError } from '../ledger/index.js';
 import type { Logger } from '../logger.js';
@@ -40,12 +41,15 @@ export function liveStreams({
   feed,
   hooks,
   log,
+  revocations,
 }: {
   sql: postgres.Sql;
   dispatcher: Dispatcher;
   feed: ChangeFeed;
   hooks: TodoHooks;
   log: Logger;
+  /** Ends a stream the moment its session is signed out, expires or its human is revoked. */
+  revocations: RevocationWatch;
 }): LiveStreams {
   const open = new Set<Response>();
   const routes = Router();
@@ -74,6 +78,17 @@ export function liveStreams({
     });
     res.write(`retry: ${RETRY_MS}\n\n`);
     open.add(res);
+    // The session was checked when the stream opened, and is not again while it stays open: it
+    // ends with its session, in whichever process that ended. (Its browser's next attempt is
+    // then refused, and the page says it is offline.)
+    let closed = false;
+    const unwatch = revocations.watch(
+      { kind: 'web_session', sessionId: web.session.id, principalId: web.session.human.id },
+      () => {
+        closed = true;
+        res.end();
+      },
+    );
 
     const send = (event: string, data: string) => {
       if (res.writableEnded || res.destroyed) return;
@@ -87,7 +102,6 @@ export function liveStreams({
     let waitingShown: Set<number> | undefined;
     let running = false;
     let again = false;
-    let closed = false;
 
     const once = async () => {
       // Finished approvals' facts are cached for the stream's life; a page open for weeks sees
@@ -170,9 +184,10 @@ export function liveStreams({
         return true;
       },
     });
-    const ping = setInterval(() => res.write(': ping\n\n'), PING_MS);
+    const ping = setInterval(() => !res.writableEnded && res.write(': ping\n\n'), PING_MS);
     res.once('close', () => {
       closed = true;
+      unwatch();
       clearInterval(ping);
       unsubscribe();
       open.delete(res);

@@ -3,6 +3,7 @@ import type postgres from 'postgres';
 import { z } from 'zod';
 import type { TodoHooks } from '../http/todo-routes.js';
 import type { TokenCache } from '../http/token-cache.js';
+import type { PublicAddress } from '../http/public-address.js';
 import {
   cancelTodo,
   createAgent,
@@ -27,7 +28,8 @@ export interface PageRouteOptions {
   sql: postgres.Sql;
   hooks: TodoHooks;
   render: RenderPage;
-  publicUrl: string | undefined;
+  /** A new agent's .mcp.json names the server by it. */
+  address: PublicAddress;
   tokens: TokenCache;
 }
 
@@ -90,7 +92,7 @@ export function guardChanges(publicUrl: string | undefined, render: RenderPage):
  * The pages (GET) and the forms (POST) of the console, each a thin call onto the ledger, which
  * answers a todo the human may not see exactly as a missing one.
  */
-export function pageRoutes({ sql, hooks, render, publicUrl, tokens }: PageRouteOptions): Router {
+export function pageRoutes({ sql, hooks, render, address, tokens }: PageRouteOptions): Router {
   const router = Router();
   const signedIn = (res: Response): WebRequest => {
     const web = webRequestOf(res);
@@ -189,7 +191,7 @@ export function pageRoutes({ sql, hooks, render, publicUrl, tokens }: PageRouteO
       title: `Agent ${agent.name}`,
       nav: 'agents',
       waiting: (await waitingApprovals(sql, web.actor)).length,
-      body: agentVendedBody(agent, token, publicUrl ?? ownOrigin(req, undefined)),
+      body: agentVendedBody(agent, token, address.url()),
     });
   });
 

@@ -1,10 +1,11 @@
-import { Router, type Request, type Response } from 'express';
+import { Router, type Response } from 'express';
 import { rateLimit } from 'express-rate-limit';
 import { parse, serialize } from 'cookie';
 import type postgres from 'postgres';
 import type { GitHubOAuthCredentials } from '../config/server-config.js';
 import type { Logger } from '../logger.js';
 import { HttpError } from '../http/http-error.js';
+import type { PublicAddress } from '../http/public-address.js';
 import { actorOf } from '../http/authenticate.js';
 import { assertHuman } from '../ledger/index.js';
 import {
@@ -19,7 +20,6 @@ import { openWebSession, endWebSession, type SignInMethod } from './web-sessions
 import {
   clearSessionCookie,
   localPath,
-  ownOrigin,
   setSessionCookie,
   webRequestOf,
   type CookiePolicy,
@@ -32,7 +32,8 @@ export interface SignInOptions {
   sql: postgres.Sql;
   log: Logger;
   cookies: CookiePolicy;
-  publicUrl: string | undefined;
+  /** Links and GitHub's callback are built on it, never on the request's Host. */
+  address: PublicAddress;
   github: GitHubOAuthCredentials | undefined;
   render: RenderPage;
   /** Failed sign-in attempts allowed per address per window. */
@@ -48,7 +49,7 @@ const ATTEMPT_COOKIE_SECONDS = 600;
  * session cookie. Failed attempts are rate-limited per address.
  */
 export function signInRoutes(options: SignInOptions): { routes: Router; apiRoutes: Router } {
-  const { sql, log, cookies, publicUrl, github, render } = options;
+  const { sql, log, cookies, address, github, render } = options;
   const routes = Router();
   const attempts = rateLimit({
     windowMs: ATTEMPT_WINDOW_MS,
@@ -68,7 +69,7 @@ export function signInRoutes(options: SignInOptions): { routes: Router; apiRoute
       }),
   });
   const attemptCookie = cookies.secure ? '__Host-switchboard_github' : 'switchboard_github';
-  const redirectUri = (req: Request) => `${ownOrigin(req, publicUrl)}/auth/github/callback`;
+  const redirectUri = () => `${address.url()}/auth/github/callback`;
 
   const signIn = async (res: Response, human: Principal, method: SignInMethod, next = '/') => {
     const token = await openWebSession(sql, human, method);
@@ -114,7 +115,7 @@ export function signInRoutes(options: SignInOptions): { routes: Router; apiRoute
       }),
     );
     res.set('cache-control', 'no-store');
-    res.redirect(303, authorizeUrl(github, attempt, redirectUri(req)));
+    res.redirect(303, authorizeUrl(github, attempt, redirectUri()));
   });
 
   routes.get('/auth/github/callback', attempts, async (req, res) => {
@@ -153,7 +154,7 @@ export function signInRoutes(options: SignInOptions): { routes: Router; apiRoute
     }
     let user: { id: number; login: string };
     try {
-      user = await readGitHubUser(github, { code, verifier, redirectUri: redirectUri(req) });
+      user = await readGitHubUser(github, { code, verifier, redirectUri: redirectUri() });
     } catch (err) {
       log.warn(
         { err: err instanceof GitHubSignInError ? err.message : err },
@@ -188,8 +189,7 @@ export function signInRoutes(options: SignInOptions): { routes: Router; apiRoute
     const actor = actorOf(res);
     assertHuman(actor, 'sign in to the web console');
     const { token, expiresAt } = await mintSignInLink(sql, actor.principal!);
-    const base = publicUrl ?? `${req.protocol}://${req.get('host') ?? ''}`;
-    res.status(201).json({ url: `${base}/sign-in/${token}`, expires_at: expiresAt });
+    res.status(201).json({ url: `${address.url()}/sign-in/${token}`, expires_at: expiresAt });
   });
   return { routes, apiRoutes };
 }

@@ -82,7 +82,9 @@ export function clearSessionCookie(res: Response, policy: CookiePolicy): void {
 
 /**
  * The console's own origin, which every state-changing request's `Origin` must be: the public
- * URL when one is configured (behind a proxy), else the address the request was sent to.
+ * URL when one is configured (behind a proxy), else the address the request was sent to — a
+ * Host already checked against the server's own (src/http/host-guard.ts). Only ever compared
+ * with: no URL switchboard gives out is built from a request.
  */
 export function ownOrigin(req: Request, publicUrl: string | undefined): string {
   if (publicUrl) return new URL(publicUrl).origin;

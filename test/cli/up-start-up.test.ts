@@ -107,6 +107,12 @@ test(
     expect(warnings).toEqual([
       `listening on http://0.0.0.0:${port}, reachable from other machines over plain HTTP: the API, the web console and its sign-in links travel unencrypted — put a TLS proxy in front and set SWITCHBOARD_PUBLIC_URL to its https:// address, or set HOST=127.0.0.1 to keep it on this machine`,
     ]);
+    // Nor does it guess its name from requests: it says what it answers and which URLs it gives.
+    expect(
+      logged(result.stderr, 40).filter((msg) => /^no SWITCHBOARD_PUBLIC_URL/.test(msg)),
+    ).toEqual([
+      `no SWITCHBOARD_PUBLIC_URL: requests are answered only when addressed to an IP address or localhost (never to a name, against DNS rebinding), and the URLs switchboard gives out (sign-in links, sources' webhook URLs) start with http://127.0.0.1:${port} — set SWITCHBOARD_PUBLIC_URL to the address its clients use`,
+    ]);
 
     // Behind a TLS proxy (an https public URL) there is nothing to warn of.
     const proxied = startCli(['up', '--port', '0'], {
@@ -118,7 +124,9 @@ test(
     proxied.child.kill('SIGTERM');
     const quiet = await proxied.done;
     expect(quiet.code, quiet.stderr).toBe(0);
-    expect(logged(quiet.stderr, 40).filter((msg) => /plain HTTP/.test(msg))).toEqual([]);
+    expect(
+      logged(quiet.stderr, 40).filter((msg) => /plain HTTP|SWITCHBOARD_PUBLIC_URL/.test(msg)),
+    ).toEqual([]);
   },
 );
 

@@ -118,7 +118,11 @@ describe('redelivery', () => {
   });
 
   test('deliveries are counted by event and disposition', async () => {
-    const metrics = await (await fetch(`${server.url}/metrics`)).text();
+    const metrics = await (
+      await fetch(`${server.url}/metrics`, {
+        headers: { authorization: `Bearer ${server.adminToken}` },
+      })
+    ).text();
     expect(metrics).toMatch(
       /switchboard_github_deliveries_total\{event="issue_comment",disposition="duplicate"\} 1/,
     );

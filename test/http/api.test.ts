@@ -396,7 +396,11 @@ describe('operations', () => {
 
   test('metrics: todos by queue and state, oldest pending age, request latencies', async () => {
     await server.api(human, 'POST', '/todos', { queue: 'metrics-q', title: 'counted' });
-    const text = await (await fetch(`${server.url}/metrics`)).text();
+    const text = await (
+      await fetch(`${server.url}/metrics`, {
+        headers: { authorization: `Bearer ${server.adminToken}` },
+      })
+    ).text();
     expect(text).toMatch(/^switchboard_todos\{queue="metrics-q",state="pending"\} 1$/m);
     expect(text).toMatch(/^switchboard_oldest_pending_age_seconds\{queue="metrics-q"\} [\d.e-]+$/m);
     expect(text).toMatch(

@@ -46,6 +46,10 @@ export async function startTestServer(
     schema?: string;
     /** A port of the test's choosing (default: an ephemeral one). */
     port?: number;
+    /** The address to bind (default 127.0.0.1). */
+    host?: string;
+    /** SWITCHBOARD_METRICS_TOKEN. */
+    metricsToken?: string;
     webhookSecret?: string | null;
     github?: GitHubAppCredentials;
     /** Shorter GitHub deadlines and faster write-back retries. */
@@ -72,7 +76,7 @@ export async function startTestServer(
   const dir = await mkdtemp(join(tmpdir(), 'switchboard-server-'));
   const credentialsFile = join(dir, 'credentials.json');
   const config: ServerConfig = {
-    host: '127.0.0.1',
+    host: options.host ?? '127.0.0.1',
     port: options.port ?? 0,
     databaseUrl: inject('databaseUrl'),
     dataDir: dir,
@@ -84,6 +88,7 @@ export async function startTestServer(
     githubOAuth: options.web?.githubOAuth,
     publicUrl: options.web?.publicUrl,
     outboundAllow: options.outbound?.allow ?? [],
+    metricsToken: options.metricsToken,
   };
   const schema = options.schema ?? `s_${randomBytes(6).toString('hex')}`;
   // The key that seals sources' secrets: one per schema, so a second process on it shares it.

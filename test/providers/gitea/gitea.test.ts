@@ -238,7 +238,11 @@ test('deliveries are listed with their source, and counted by provider', async (
     });
     expect(Object.keys(delivery)).not.toContain('facts');
   }
-  const metrics = await (await fetch(`${server.url}/metrics`)).text();
+  const metrics = await (
+    await fetch(`${server.url}/metrics`, {
+      headers: { authorization: `Bearer ${server.adminToken}` },
+    })
+  ).text();
   expect(metrics).toMatch(
     /switchboard_deliveries_total\{provider="gitea",source="code",disposition="created"\} \d+/,
   );

@@ -1,0 +1,313 @@
+import { request } from 'node:http';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { startTestServer, type TestServer } from '../support/test-server.js';
+import { signInByFetch } from '../web/support/push.js';
+
+const METRICS_TOKEN = 'metrics-scraper-secret-0123456789';
+
+interface Answer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  text: string;
+  json: any;
+}
+
+/** A request as a browser on a rebinding page sends it: any Host and Origin (fetch forbids both). */
+function send(
+  url: string,
+  options: { method?: string; headers?: Record<string, string>; body?: string } = {},
+): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      url,
+      { method: options.method ?? 'GET', headers: options.headers },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (text += chunk));
+        res.on('end', () => {
+          let json: unknown;
+          try {
+            json = JSON.parse(text);
+          } catch {
+            json = undefined;
+          }
+          resolve({ status: res.statusCode!, headers: res.headers, text, json });
+        });
+      },
+    );
+    req.on('error', reject);
+    req.end(options.body);
+  });
+}
+
+const INITIALIZE = JSON.stringify({
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: {
+    protocolVersion: '2025-06-18',
+    capabilities: {},
+    clientInfo: { name: 'host-guard', version: '1' },
+  },
+});
+
+function initialize(server: TestServer, headers: Record<string, string>): Promise<Answer> {
+  return send(`${server.url}/mcp`, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${server.adminToken}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      ...headers,
+    },
+    body: INITIALIZE,
+  });
+}
+
+const portOf = (server: TestServer) => new URL(server.url).port;
+
+describe('bound to loopback, no public URL', () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer({ metricsToken: METRICS_TOKEN });
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  test('regression: /mcp answered initialize for Host: evil.example and Origin: http://evil.example (DNS rebinding)', async () => {
+    const refused = await initialize(server, {
+      host: 'evil.example',
+      origin: 'http://evil.example',
+    });
+    expect(refused.status).toBe(403);
+    expect(refused.json).toEqual({
+      jsonrpc: '2.0',
+      error: {
+        code: -32000,
+        message: expect.stringMatching(
+          /^Forbidden: this server does not answer for the host evil\.example: /,
+        ),
+      },
+      id: null,
+    });
+    expect(refused.headers['mcp-session-id']).toBeUndefined();
+
+    // The host alone, as the MCP conformance suite's dns-rebinding-protection sends it.
+    expect((await initialize(server, { host: 'evil.example.com' })).status).toBe(403);
+    // A loopback Host but a foreign Origin: a page elsewhere, refused as the MCP spec requires.
+    const foreign = await initialize(server, {
+      host: `127.0.0.1:${portOf(server)}`,
+      origin: 'http://evil.example',
+    });
+    expect(foreign.status).toBe(403);
+    expect(foreign.json.error.message).toMatch(/another origin \(http:\/\/evil\.example\)/);
+    expect((await initialize(server, { origin: 'null' })).status).toBe(403);
+
+    // Every loopback name is answered (any port: a container's published port differs from
+    // the bound one), with no Origin or the page's own.
+    for (const host of [
+      `127.0.0.1:${portOf(server)}`,
+      `localhost:${portOf(server)}`,
+      `LocalHost:${portOf(server)}`,
+      '[::1]:8080',
+      'localhost',
+    ]) {
+      const answer = await initialize(server, { host });
+      expect(answer.status, host).toBe(200);
+      expect(answer.headers['mcp-session-id'], host).toBeDefined();
+    }
+    const own = await initialize(server, {
+      host: `localhost:${portOf(server)}`,
+      origin: `http://localhost:${portOf(server)}`,
+    });
+    expect(own.status).toBe(200);
+  });
+
+  test('every path is refused for a foreign Host, before anything runs: JSON with a code', async () => {
+    const before = await server.sql`select count(*)::int as n from todos`;
+    for (const [method, path] of [
+      ['GET', '/healthz'],
+      ['GET', '/api/v1/whoami'],
+      ['POST', '/api/v1/todos'],
+      ['GET', '/'],
+      ['GET', '/sign-in'],
+      ['POST', '/api/github/webhooks'],
+      ['GET', '/no-such-path'],
+    ] as const) {
+      const answer = await send(`${server.url}${path}`, {
+        method,
+        headers: {
+          host: 'rebound.example:80',
+          authorization: `Bearer ${server.adminToken}`,
+          'content-type': 'application/json',
+        },
+        body: method === 'POST' ? JSON.stringify({ queue: 'q', title: 'rebound' }) : undefined,
+      });
+      expect(answer.status, path).toBe(403);
+      expect(answer.json, path).toEqual({
+        error: expect.stringMatching(
+          /^this server does not answer for the host rebound\.example:80: .*SWITCHBOARD_PUBLIC_URL/,
+        ),
+        code: 'forbidden_host',
+      });
+    }
+    expect(await server.sql`select count(*)::int as n from todos`).toEqual(before);
+    // An address that is no name at all, and none.
+    expect((await send(`${server.url}/healthz`, { headers: { host: '0.0.0.0' } })).status).toBe(
+      403,
+    );
+    expect(
+      (await send(`${server.url}/healthz`, { headers: { host: `x@127.0.0.1:1` } })).status,
+    ).toBe(403);
+    expect((await send(`${server.url}/healthz`)).status).toBe(200);
+  });
+
+  test('regression: /metrics answered anyone at any Host; it asks for an admin’s token or SWITCHBOARD_METRICS_TOKEN', async () => {
+    const metrics = (headers: Record<string, string>) => send(`${server.url}/metrics`, { headers });
+    const human = (await server.api(server.adminToken, 'POST', '/humans', { name: 'mo' })).body
+      .token as string;
+    const agent = (await server.api(human, 'POST', '/agents', { name: 'mobot', queues: ['q'] }))
+      .body.token as string;
+
+    const none = await metrics({});
+    expect(none.status).toBe(401);
+    expect(none.json).toEqual({
+      error: expect.stringMatching(/SWITCHBOARD_METRICS_TOKEN/),
+      code: 'unauthenticated',
+    });
+    expect(none.headers['www-authenticate']).toBe('Bearer realm="switchboard metrics"');
+    expect((await metrics({ authorization: 'Bearer sbk_not-a-token' })).status).toBe(401);
+    expect((await metrics({ authorization: `Bearer ${METRICS_TOKEN}x` })).status).toBe(401);
+    expect((await metrics({ authorization: `Bearer ${METRICS_TOKEN.slice(1)}` })).status).toBe(401);
+    for (const token of [human, agent]) {
+      const refused = await metrics({ authorization: `Bearer ${token}` });
+      expect(refused.status).toBe(403);
+      expect(refused.json.code).toBe('forbidden');
+      expect(refused.text).not.toMatch(/switchboard_todos/);
+    }
+    for (const token of [server.adminToken, METRICS_TOKEN]) {
+      const answer = await metrics({ authorization: `Bearer ${token}` });
+      expect(answer.status).toBe(200);
+      expect(answer.text).toMatch(/^switchboard_database_up 1$/m);
+    }
+    // The right token at a rebinding page's Host: refused all the same.
+    expect(
+      (await metrics({ authorization: `Bearer ${METRICS_TOKEN}`, host: 'evil.example' })).status,
+    ).toBe(403);
+  });
+
+  test('regression: sign-in links, sources’ webhook URLs and a new agent’s .mcp.json were built from the request’s Host', async () => {
+    const host = { host: `localhost:${portOf(server)}` };
+    const link = await send(`${server.url}/api/v1/web/sign-in-links`, {
+      method: 'POST',
+      headers: { ...host, authorization: `Bearer ${server.adminToken}` },
+    });
+    expect(link.status).toBe(201);
+    // The server's own address (no public URL is set), not the one the request named.
+    expect(link.json.url).toMatch(new RegExp(`^${server.url}/sign-in/sbl_`));
+
+    const source = await send(`${server.url}/api/v1/sources`, {
+      method: 'POST',
+      headers: {
+        ...host,
+        authorization: `Bearer ${server.adminToken}`,
+        'content-type': 'application/json',
+      },
+      body: JSON.stringify({ kind: 'gitea', name: 'forge' }),
+    });
+    expect(source.status).toBe(201);
+    expect(source.json.source.url).toBe(`${server.url}/api/sources/forge/webhooks`);
+
+    const session = await signInByFetch(server, server.adminToken);
+    const vended = await send(`${server.url}/agents`, {
+      method: 'POST',
+      headers: {
+        ...host,
+        origin: `http://${host.host}`,
+        cookie: session.cookie,
+        'content-type': 'application/x-www-form-urlencoded',
+      },
+      body: new URLSearchParams({ _csrf: session.csrf, name: 'vended', queues: 'q' }).toString(),
+    });
+    expect(vended.status).toBe(200);
+    expect(vended.text).toContain(`&quot;SWITCHBOARD_URL&quot;: &quot;${server.url}&quot;`);
+    expect(vended.text).not.toContain('localhost');
+  });
+});
+
+describe('with SWITCHBOARD_PUBLIC_URL', () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer({ web: { publicUrl: 'https://switchboard.example.com' } });
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  test('its host is answered (as a proxy passes it on), loopback names too, and every URL is built from it', async () => {
+    for (const host of [
+      'switchboard.example.com',
+      'Switchboard.Example.COM',
+      'switchboard.example.com:443',
+      'switchboard.example.com.',
+      `127.0.0.1:${portOf(server)}`,
+    ]) {
+      const link = await send(`${server.url}/api/v1/web/sign-in-links`, {
+        method: 'POST',
+        headers: { host, authorization: `Bearer ${server.adminToken}` },
+      });
+      expect(link.status, host).toBe(201);
+      expect(link.json.url, host).toMatch(/^https:\/\/switchboard\.example\.com\/sign-in\/sbl_/);
+    }
+    for (const host of ['switchboard.example.com:8443', 'other.example.com', '192.0.2.1']) {
+      const refused = await send(`${server.url}/healthz`, { headers: { host } });
+      expect(refused.status, host).toBe(403);
+      expect(refused.json.error, host).toMatch(/https:\/\/switchboard\.example\.com/);
+    }
+    const mcp = await initialize(server, {
+      host: 'switchboard.example.com',
+      origin: 'https://switchboard.example.com',
+    });
+    expect(mcp.status).toBe(200);
+    expect(
+      (
+        await initialize(server, {
+          host: 'switchboard.example.com',
+          origin: 'https://switchboard.example.com.evil.example',
+        })
+      ).status,
+    ).toBe(403);
+  });
+});
+
+describe('bound beyond loopback, no public URL', () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer({ host: '0.0.0.0' });
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  test('a request to an IP address is answered, a name is refused and told to set SWITCHBOARD_PUBLIC_URL', async () => {
+    for (const host of [`192.0.2.7:${portOf(server)}`, '[2001:db8::7]:3000', 'localhost:1']) {
+      expect((await send(`${server.url}/healthz`, { headers: { host } })).status, host).toBe(200);
+    }
+    const named = await send(`${server.url}/healthz`, {
+      headers: { host: 'switchboard.lan:3000' },
+    });
+    expect(named.status).toBe(403);
+    expect(named.json.error).toMatch(/set SWITCHBOARD_PUBLIC_URL/);
+    // URLs come from the address it listens on, never from the Host.
+    const link = await send(`${server.url}/api/v1/web/sign-in-links`, {
+      method: 'POST',
+      headers: {
+        host: `192.0.2.7:${portOf(server)}`,
+        authorization: `Bearer ${server.adminToken}`,
+      },
+    });
+    expect(link.json.url).toMatch(new RegExp(`^${server.url}/sign-in/`));
+  });
+});
