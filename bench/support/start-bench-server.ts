@@ -43,6 +43,9 @@ export function startBenchServer({
       logLevel: 'silent',
       webhookSecret,
       github: undefined,
+      // The memory benchmark attaches BENCH_SESSIONS consumers as five agents: more than one
+      // principal may hold by default. The caps are not what it measures.
+      limits: { mcpSessions: 1_000_000, streams: 1_000_000 },
     },
     log,
     schema,

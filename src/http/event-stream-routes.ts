@@ -6,6 +6,8 @@ import { registerWebhook, removeWebhook } from '../delivery/register-webhook.js'
 import type { Doorbell } from '../contract/doorbell.js';
 import type { OutboundPolicy } from '../outbound/outbound-policy.js';
 import { actorOf } from './authenticate.js';
+import { HttpError } from './http-error.js';
+import type { PrincipalSlots } from './principal-slots.js';
 
 const PING_MS = 15_000;
 const WebhookBody = z.strictObject({ url: z.string().max(2048) });
@@ -33,6 +35,8 @@ export function eventStreamRoutes(
   sql: postgres.Sql,
   dispatcher: Dispatcher,
   outbound: OutboundPolicy,
+  /** Open event streams per principal, shared with MCP's and the console's. */
+  streams: PrincipalSlots,
 ): EventStreams {
   const open = new Set<Response>();
   const routes = Router();
@@ -49,6 +53,9 @@ export function eventStreamRoutes(
   routes.get('/events', async (req, res) => {
     const { queue, consumer } = Query.parse(req.query);
     const actor = actorOf(res);
+    const release = streams.take(actor.name);
+    if (!release) throw tooManyStreams(streams, actor.name);
+    res.once('close', release);
     res.writeHead(200, {
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-cache',
@@ -91,4 +98,14 @@ export function eventStreamRoutes(
       for (const res of open) res.end();
     },
   };
+}
+
+/** The refusal of a stream over the cap: which cap, and how to free a slot. */
+export function tooManyStreams(streams: PrincipalSlots, name: string): HttpError {
+  return new HttpError(
+    429,
+    'too_many_streams',
+    `${name} has ${streams.limit} event streams open, the most allowed per principal (SWITCHBOARD_MAX_STREAMS; ` +
+      'API /events, MCP notification streams and console pages count alike): close one to free its slot',
+  );
 }

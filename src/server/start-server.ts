@@ -15,6 +15,7 @@ import {
 import { createWakeHub, type WakeHub } from '../delivery/wake-hub.js';
 import { createWakeNotifier, type WakeNotifier } from '../delivery/wake-notifier.js';
 import { createHttpApp } from '../http/create-http-app.js';
+import { createLimits, type Limits } from '../http/create-limits.js';
 import type { TodoHooks } from '../http/todo-routes.js';
 import { eventStreamRoutes, type EventStreams } from '../http/event-stream-routes.js';
 import { createMcpEndpoint, type McpEndpoint } from '../mcp/mcp-endpoint.js';
@@ -39,6 +40,7 @@ import {
 } from '../outbound/create-outbound.js';
 import { assertPortFree } from './assert-port-free.js';
 import { bootstrapAdmin } from './bootstrap-admin.js';
+import { httpServerOptions, type HttpTimeouts } from './http-timeouts.js';
 
 export interface StartServerOptions {
   config: ServerConfig;
@@ -63,6 +65,8 @@ export interface StartServerOptions {
   webPush?: PushTuning;
   /** Tests: the certificate of a fake service that outbound requests are to trust. */
   outboundCa?: OutboundOptions['ca'];
+  /** Tests: shorter header and request timeouts. */
+  httpTimeouts?: Partial<HttpTimeouts>;
   /** Aborted (Ctrl-C during start-up): the embedded PostgreSQL's start gives up at its next step. */
   signal?: AbortSignal;
 }
@@ -104,6 +108,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   let web: WebConsole | undefined;
   let pruner: Pruner | undefined;
   let outbound: Outbound | undefined;
+  let limits: Limits | undefined;
   /** Responses not yet ended (event streams included, until they are closed). */
   const inFlight = new Set<ServerResponse>();
   const close = async () => {
@@ -126,12 +131,14 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     await hub?.close();
     await outbound?.close();
     await tokens?.close();
+    limits?.close();
     await db.close();
   };
   try {
     const { applied } = await migrate(db.sql, db.schema);
     if (applied.length) log.info({ applied }, 'migrated the database');
     const metrics = createMetrics(db.sql);
+    limits = createLimits(config.limits ?? {}, metrics.registry);
     outbound = createOutbound({ allow: config.outboundAllow ?? [], ca: options.outboundCa });
     tokens = await createTokenCache(db.sql, db.schema, log);
     wakes = createWakeNotifier(db.sql, db.schema, log);
@@ -183,7 +190,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       outbound,
       timing: { ...DEFAULT_TIMING, ...options.deliveryTiming },
     });
-    streams = eventStreamRoutes(db.sql, dispatcher, outbound.policy);
+    streams = eventStreamRoutes(db.sql, dispatcher, outbound.policy, limits.streams);
     const hooks = combineHooks(wakes.announce, github.hooks, sources.hooks);
     mcp = createMcpEndpoint({
       sql: db.sql,
@@ -192,6 +199,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       hooks,
       version: VERSION,
       dispatcher,
+      limits,
     });
     web = await createWebConsole({
       sql: db.sql,
@@ -205,19 +213,21 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       signInAttemptLimit: options.signInAttemptLimit,
       outbound,
       push: options.webPush,
+      streams: limits.streams,
     });
     const { app } = createHttpApp({
       sql: db.sql,
       log,
       metrics,
       tokens,
+      limits,
       webhooks: github.webhooks,
       sourceWebhooks: sources.webhooks,
       hooks,
       apiRoutes: [github.routes, sources.routes, streams.routes, web.apiRoutes],
       routes: [mcp.routes, web.routes],
     });
-    http = createServer(app);
+    http = createServer(httpServerOptions(options.httpTimeouts), app);
     http.on('request', (_req, res: ServerResponse) => {
       inFlight.add(res);
       res.once('close', () => inFlight.delete(res));

@@ -1,6 +1,9 @@
 import { Router, type Response } from 'express';
 import type postgres from 'postgres';
 import type { Dispatcher } from '../delivery/create-dispatcher.js';
+import { tooManyStreams } from '../http/event-stream-routes.js';
+import { sendError } from '../http/http-error.js';
+import type { PrincipalSlots } from '../http/principal-slots.js';
 import type { TodoHooks } from '../http/todo-routes.js';
 import { LedgerError } from '../ledger/index.js';
 import type { Logger } from '../logger.js';
@@ -40,12 +43,15 @@ export function liveStreams({
   feed,
   hooks,
   log,
+  streams,
 }: {
   sql: postgres.Sql;
   dispatcher: Dispatcher;
   feed: ChangeFeed;
   hooks: TodoHooks;
   log: Logger;
+  /** Open event streams per principal, shared with the API's and MCP's. */
+  streams: PrincipalSlots;
 }): LiveStreams {
   const open = new Set<Response>();
   const routes = Router();
@@ -64,6 +70,12 @@ export function liveStreams({
       return;
     }
     const rev = typeof req.query.rev === 'string' ? req.query.rev : '';
+    const release = streams.take(web.actor.name);
+    if (!release) {
+      const refusal = tooManyStreams(streams, web.actor.name);
+      return sendError(res, refusal.status, refusal.code, refusal.message);
+    }
+    res.once('close', release);
     res.writeHead(200, {
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-store',

@@ -1,17 +1,15 @@
 import { createHash } from 'node:crypto';
 import { verify } from '@octokit/webhooks-methods';
-import express, { type Request, type Response } from 'express';
-import { WEBHOOK_MAX_BYTES } from '../../http/create-http-app.js';
+import type { Request, Response } from 'express';
 import { sendError } from '../../http/http-error.js';
 import { isUtf8Json } from '../../http/is-utf8-json.js';
+import { webhookBodyOf } from '../../http/webhook-body-budget.js';
 import type { Logger } from '../../logger.js';
 
 // GitHub's event names: `issues`, `pull_request_review_comment`, `security_and_analysis`, …
 const EVENT = /^[a-z][a-z0-9_]{0,99}$/;
 const DELIVERY_ID = /^[\x21-\x7e]{1,128}$/;
 
-// The cap holds however the body is framed (a chunked body has no Content-Length to check).
-const readBody = express.raw({ type: () => true, limit: WEBHOOK_MAX_BYTES, inflate: false });
 // Strict: bytes that are not UTF-8 are refused, not replaced (GitHub sends UTF-8 only).
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
@@ -58,27 +56,30 @@ export async function checkWebhookRequest(
     return refuse(400, 'invalid', 'X-GitHub-Delivery must be 1 to 128 printable characters');
   }
 
-  await new Promise<void>((resolve, reject) =>
-    readBody(req, res, (error?: Error) => (error ? reject(error) : resolve())),
-  );
-  const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+  // Within the budget of unverified bodies, and the cap however the body is framed (a chunked
+  // body has no Content-Length to check).
+  const body = webhookBodyOf(res);
+  const raw = await body.read();
   // GitHub signs bytes and sends UTF-8 only; text that is not UTF-8 is named as such, rather
   // than refused as a bad signature once decoding has replaced its bytes.
   let text: string;
   try {
     text = utf8.decode(raw);
   } catch {
+    body.failed();
     return refuse(400, 'invalid', 'the body is not valid UTF-8');
   }
   // Decoded strictly, the text's UTF-8 bytes are exactly those received and signed.
   const signature = req.get('x-hub-signature-256')!;
   if (!(await verify(secret, text, signature).catch(() => false))) {
+    body.failed();
     return refuse(
       400,
       'invalid',
       'signature does not match: X-Hub-Signature-256 must be the HMAC of the body under WEBHOOK_SECRET',
     );
   }
+  body.verified();
   let payload: unknown;
   try {
     payload = JSON.parse(text);
