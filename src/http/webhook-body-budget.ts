@@ -1,7 +1,8 @@
-import express, { type RequestHandler, type Response } from 'express';
+import type { RequestHandler, Response } from 'express';
 import { clientAddressOf } from './client-address.js';
 import type { FailureLimiter } from './failure-limiter.js';
 import { sendError } from './http-error.js';
+import { readRawBody } from './read-raw-body.js';
 
 /** GitHub caps webhook payloads at 25 MB; no provider sends more, so nothing larger is a delivery. */
 export const WEBHOOK_MAX_BYTES = 25 * 1024 * 1024;
@@ -45,7 +46,6 @@ export function createWebhookBodyBudget({
   failures: FailureLimiter;
 }): WebhookBodyBudget {
   const maxBytes = Math.min(WEBHOOK_MAX_BYTES, budgetBytes);
-  const readRaw = express.raw({ type: () => true, limit: maxBytes, inflate: false });
   let reserved = 0;
 
   const admit: RequestHandler = async (req, res, next) => {
@@ -90,12 +90,7 @@ export function createWebhookBodyBudget({
     };
     res.once('close', release);
     const admitted: AdmittedBody = {
-      read: () =>
-        new Promise<Buffer>((resolve, reject) =>
-          readRaw(req, res, (error?: Error) =>
-            error ? reject(error) : resolve(Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0)),
-          ),
-        ),
+      read: () => readRawBody(req, maxBytes),
       verified: release,
       failed: () => void failures.fail(`signature:${address}`),
     };
