@@ -195,7 +195,11 @@ describe('bodies of callers who are not authenticated', () => {
 describe('timeouts', () => {
   test('regression: the server set no header or request timeout (event streams stay open past them)', async () => {
     const server = await startTestServer({
-      httpTimeouts: { headersTimeout: 300, requestTimeout: 600, connectionsCheckingInterval: 50 },
+      httpTimeouts: {
+        headersTimeout: 1000,
+        requestTimeout: 2000,
+        connectionsCheckingInterval: 100,
+      },
     });
     let stream: Awaited<ReturnType<typeof openEventStream>> | undefined;
     try {
