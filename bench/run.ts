@@ -14,12 +14,14 @@ import { describeMachine } from './support/describe-machine.js';
 import { formatSummaryTable } from './support/format-summary-table.js';
 import { machineLoad } from './support/machine-load.js';
 import { wakeLatencyBenchmark } from './wake-latency.js';
+import { webhookFloodBenchmark } from './webhook-flood.js';
 
 /** Add a benchmark here: a module exporting `{ name, run(url) }`. */
 const benchmarks: Benchmark[] = [
   claimBenchmark,
   agentPathsBenchmark,
   ingestBenchmark,
+  webhookFloodBenchmark,
   wakeLatencyBenchmark,
   sessionMemoryBenchmark,
   consoleLatencyBenchmark,

@@ -24,6 +24,11 @@ import {
 } from '../bench/session-memory.js';
 import { formatSummaryTable } from '../bench/support/format-summary-table.js';
 import {
+  floodSummaryRows,
+  formatFloodTable,
+  runWebhookFloodBenchmark,
+} from '../bench/webhook-flood.js';
+import {
   formatWakeLatencyTable,
   runWakeLatencyBenchmark,
   wakeLatencySummaryRows,
@@ -117,6 +122,22 @@ test('the session memory benchmark runs end to end', { timeout: 180_000 }, async
     'SIGTERM to exit, 10 MCP sessions open',
   ]);
   for (const row of result.rows) expect(row.exitMs).toBeGreaterThan(0);
+});
+
+test('the webhook flood benchmark runs end to end', { timeout: 120_000 }, async () => {
+  // Three small bodies: each is answered (400, or 503 when the budget is full), and the server's
+  // memory is read around them.
+  const result = await runWebhookFloodBenchmark(inject('databaseUrl'), { bodies: 3, megabytes: 1 });
+  expect(result.rows.map((row) => row.label)).toEqual(['no budget', 'the default budget']);
+  for (const row of result.rows) {
+    expect(row.peakRss).toBeGreaterThanOrEqual(row.idleRss);
+    expect(Object.values(row.statuses).reduce((a, b) => a + b)).toBe(3);
+    expect(Object.keys(row.statuses).every((status) => ['400', '503'].includes(status))).toBe(true);
+  }
+  expect(formatFloodTable(result)).toContain('| no budget (unbounded) |');
+  expect(floodSummaryRows(result)[0]!.benchmark).toBe(
+    '3 concurrent 1 MB webhook bodies, bad signatures',
+  );
 });
 
 test('the web console benchmark runs end to end', { timeout: 180_000 }, async () => {

@@ -27,6 +27,7 @@ async function main(): Promise<void> {
   const dir = required('BENCH_SERVER_DIR');
   const credentialsFile = join(dir, 'credentials.json');
   const logLevel = process.env.BENCH_SERVER_LOG_LEVEL || 'silent';
+  const unverifiedBodyMb = Number(process.env.BENCH_SERVER_UNVERIFIED_BODY_MB) || undefined;
   const server = await startBenchServer({
     url: required('BENCH_SERVER_DATABASE_URL'),
     schema: required('BENCH_SERVER_SCHEMA'),
@@ -34,6 +35,7 @@ async function main(): Promise<void> {
     credentialsFile,
     webhookSecret: process.env.BENCH_SERVER_WEBHOOK_SECRET || undefined,
     log: logLevel === 'silent' ? silentLogger : await createPinoLogger(logLevel),
+    unverifiedBodyBytes: unverifiedBodyMb && unverifiedBodyMb * 1024 * 1024,
   });
   const { token } = (await readCredentialsFile(credentialsFile))!.servers[server.url]!;
 

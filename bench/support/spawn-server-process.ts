@@ -29,6 +29,8 @@ export interface ServerProcessOptions {
   webhookSecret?: string;
   /** The server's log on stderr at this level and above (`warn`, `error`); silent by default. */
   logLevel?: string;
+  /** SWITCHBOARD_UNVERIFIED_BODY_MB: webhook bodies held before verification (64 by default). */
+  unverifiedBodyMb?: number;
 }
 
 /** Starts bench/support/server-process.ts in a child process on `schema` of `databaseUrl`. */
@@ -47,6 +49,7 @@ export async function spawnServerProcess(
       BENCH_SERVER_DIR: dir,
       BENCH_SERVER_WEBHOOK_SECRET: options.webhookSecret ?? '',
       BENCH_SERVER_LOG_LEVEL: options.logLevel ?? 'silent',
+      BENCH_SERVER_UNVERIFIED_BODY_MB: String(options.unverifiedBodyMb ?? ''),
     },
     stdio: ['pipe', 'pipe', 'inherit'],
   });

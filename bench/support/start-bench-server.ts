@@ -17,6 +17,8 @@ export interface BenchServerOptions extends Pick<
   dir: string;
   credentialsFile?: string;
   webhookSecret?: string;
+  /** The budget of webhook bodies held before verification (the default, 64 MB, unless given). */
+  unverifiedBodyBytes?: number | undefined;
   log?: Logger;
 }
 
@@ -30,6 +32,7 @@ export function startBenchServer({
   dir,
   credentialsFile = join(dir, 'credentials.json'),
   webhookSecret,
+  unverifiedBodyBytes,
   log = silentLogger,
   ...options
 }: BenchServerOptions): Promise<RunningServer> {
@@ -43,6 +46,9 @@ export function startBenchServer({
       logLevel: 'silent',
       webhookSecret,
       github: undefined,
+      // The memory benchmark attaches BENCH_SESSIONS consumers as five agents: more than one
+      // principal may hold by default. The caps are not what it measures.
+      limits: { mcpSessions: 1_000_000, streams: 1_000_000, unverifiedBodyBytes },
     },
     log,
     schema,

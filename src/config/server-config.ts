@@ -48,7 +48,42 @@ export interface ServerConfig {
    * they are not public (loopback, private, …); none by default.
    */
   outboundAllow?: string[];
+  /** Limits that hold under abuse (README, Reliability: limits); unset ones take their defaults. */
+  limits?: Partial<LimitSettings>;
 }
+
+/** What one client or one principal may hold or do at once (README, Reliability: limits). */
+export interface LimitSettings {
+  /**
+   * SWITCHBOARD_TRUST_PROXY, Express's `trust proxy`: which peers' X-Forwarded-For names the
+   * client. `false`: none (the socket's address is the client's); a number: that many proxies in
+   * front; a list: the proxies' addresses, CIDRs, or `loopback`, `linklocal`, `uniquelocal`.
+   */
+  trustProxy: false | number | string[];
+  /** SWITCHBOARD_RATE_LIMIT: requests per second per principal on the API and MCP; undefined: off. */
+  ratePerSecond: number | undefined;
+  /** SWITCHBOARD_MAX_MCP_SESSIONS: live MCP sessions per principal. */
+  mcpSessions: number;
+  /** SWITCHBOARD_MAX_STREAMS: open event streams per principal (API, MCP, console pages). */
+  streams: number;
+  /** SWITCHBOARD_UNVERIFIED_BODY_MB, in bytes: webhook bodies held before their signature is checked, all requests together. */
+  unverifiedBodyBytes: number;
+  /** SWITCHBOARD_AUTH_FAILURE_LIMIT: failed authentications per client address per 15 minutes. */
+  authFailures: number;
+}
+
+export const DEFAULT_LIMITS: LimitSettings = {
+  trustProxy: false,
+  ratePerSecond: undefined,
+  mcpSessions: 100,
+  streams: 100,
+  // Two deliveries of GitHub's largest (25 MB) and room besides; ten held the server at +290 MB.
+  unverifiedBodyBytes: 64 * 1024 * 1024,
+  authFailures: 100,
+};
+
+/** Names proxy-addr (Express's `trust proxy`) knows for ranges of addresses. */
+const PROXY_RANGES = new Set(['loopback', 'linklocal', 'uniquelocal']);
 
 /**
  * Retention never goes below this: reconcile looks back over GitHub's 3-day delivery log, and a
@@ -109,7 +144,73 @@ const Env = z.object({
         return z.NEVER;
       }
     }),
+  SWITCHBOARD_TRUST_PROXY: z
+    .string()
+    .optional()
+    .transform((text, context) => {
+      try {
+        return parseTrustProxy(text);
+      } catch (error) {
+        context.addIssue({ code: 'custom', message: (error as Error).message });
+        return z.NEVER;
+      }
+    }),
+  SWITCHBOARD_RATE_LIMIT: z.coerce
+    .number()
+    .positive('must be more than 0 (requests per second per principal); unset turns it off')
+    .max(1_000_000)
+    .optional(),
+  SWITCHBOARD_MAX_MCP_SESSIONS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(1_000_000)
+    .default(DEFAULT_LIMITS.mcpSessions),
+  SWITCHBOARD_MAX_STREAMS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(1_000_000)
+    .default(DEFAULT_LIMITS.streams),
+  SWITCHBOARD_UNVERIFIED_BODY_MB: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(65_536)
+    .default(DEFAULT_LIMITS.unverifiedBodyBytes / (1024 * 1024)),
+  SWITCHBOARD_AUTH_FAILURE_LIMIT: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(1_000_000)
+    .default(DEFAULT_LIMITS.authFailures),
 });
+
+/**
+ * SWITCHBOARD_TRUST_PROXY: `false` or `0` (the default: no proxy), a hop count, or a
+ * comma-separated list of proxies' addresses and CIDRs (`loopback`, `linklocal` and `uniquelocal`
+ * name ranges). `true` is refused: trusting every peer lets any client name its own address.
+ */
+export function parseTrustProxy(text: string | undefined): false | number | string[] {
+  const value = text?.trim() ?? '';
+  if (value === '' || value === 'false') return false;
+  if (/^\d+$/.test(value)) return Number(value) || false;
+  if (value === 'true') {
+    throw new Error(
+      "'true' would trust every peer, so any client could name its own address in X-Forwarded-For: give the number of proxies in front (e.g. 1) or their addresses (e.g. 10.0.0.0/8)",
+    );
+  }
+  const entries = value.split(',').map((entry) => entry.trim());
+  const ranges = entries.filter((entry) => PROXY_RANGES.has(entry));
+  try {
+    return [...ranges, ...parseAllowList(entries.filter((e) => !PROXY_RANGES.has(e)).join(','))];
+  } catch (error) {
+    throw new Error(
+      `${(error as Error).message}; or loopback, linklocal, uniquelocal; or a number of proxies`,
+      { cause: error },
+    );
+  }
+}
 
 /** Reads the server's settings from the environment; `overrides` come from command-line flags. */
 export function loadServerConfig(
@@ -165,5 +266,13 @@ export function loadServerConfig(
     retentionDays: vars.SWITCHBOARD_RETENTION_DAYS,
     reconcileMinutes: vars.SWITCHBOARD_RECONCILE_MINUTES,
     outboundAllow: vars.SWITCHBOARD_OUTBOUND_ALLOW,
+    limits: {
+      trustProxy: vars.SWITCHBOARD_TRUST_PROXY,
+      ratePerSecond: vars.SWITCHBOARD_RATE_LIMIT,
+      mcpSessions: vars.SWITCHBOARD_MAX_MCP_SESSIONS,
+      streams: vars.SWITCHBOARD_MAX_STREAMS,
+      unverifiedBodyBytes: vars.SWITCHBOARD_UNVERIFIED_BODY_MB * 1024 * 1024,
+      authFailures: vars.SWITCHBOARD_AUTH_FAILURE_LIMIT,
+    },
   };
 }

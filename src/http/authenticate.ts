@@ -1,13 +1,20 @@
 import type { RequestHandler, Response } from 'express';
 import { actorFor, type Actor } from '../ledger/index.js';
+import { clientAddressOf } from './client-address.js';
+import type { FailureLimiter } from './failure-limiter.js';
 import { HttpError } from './http-error.js';
 import type { TokenCache } from './token-cache.js';
 
 /** Where a request says it comes from; recorded as the `via` of every change it makes. */
 const CLIENTS = new Set(['cli', 'mcp', 'channel', 'web', 'api']);
 
-/** Resolves `Authorization: Bearer sbk_…` to the acting principal, or answers 401. */
-export function authenticate(tokens: TokenCache): RequestHandler {
+/**
+ * Resolves `Authorization: Bearer sbk_…` to the acting principal, or answers 401. A token that
+ * fails counts against its client's address (`failures`); over the limit the refusal is 429 with
+ * Retry-After. A valid token is always accepted, whatever others at its address sent: a revoked
+ * token one agent keeps retrying must not shut out the agents beside it.
+ */
+export function authenticate(tokens: TokenCache, failures: FailureLimiter): RequestHandler {
   return async (req, res, next) => {
     const header = req.get('authorization');
     const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
@@ -19,7 +26,18 @@ export function authenticate(tokens: TokenCache): RequestHandler {
       );
     }
     const principal = await tokens.authenticate(match[1]!);
-    if (!principal) throw new HttpError(401, 'unauthenticated', 'token is invalid or revoked');
+    if (!principal) {
+      const wait = await failures.fail(`token:${clientAddressOf(req)}`);
+      if (wait === undefined)
+        throw new HttpError(401, 'unauthenticated', 'token is invalid or revoked');
+      res.set('retry-after', String(wait));
+      throw new HttpError(
+        429,
+        'too_many_failures',
+        `token is invalid or revoked, and more than ${failures.limit} tokens sent from your address failed within ${failures.windowMs / 60_000} minutes: ` +
+          `wait ${wait} s before sending another (SWITCHBOARD_AUTH_FAILURE_LIMIT; a valid token is always accepted)`,
+      );
+    }
     const client = req.get('x-switchboard-client');
     res.locals.actor = actorFor(principal, client && CLIENTS.has(client) ? client : 'api');
     res.locals.token = match[1]!;

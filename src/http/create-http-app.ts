@@ -2,12 +2,14 @@ import express, { type RequestHandler } from 'express';
 import type postgres from 'postgres';
 import type { Logger } from '../logger.js';
 import { authenticate } from './authenticate.js';
+import type { Limits } from './create-limits.js';
 import { createErrorHandler, HttpError, sendError } from './http-error.js';
 import { hostGuard } from './host-guard.js';
 import type { Metrics } from './metrics.js';
 import { metricsAccess } from './metrics-access.js';
 import type { PublicAddress } from './public-address.js';
 import type { TokenCache } from './token-cache.js';
+import { limitPrincipalRate } from './principal-rate-limit.js';
 import { principalRoutes } from './principal-routes.js';
 import { readJsonBody } from './read-json-body.js';
 import { todoRoutes, type TodoHooks } from './todo-routes.js';
@@ -15,8 +17,6 @@ import type { Router } from 'express';
 
 export const WEBHOOK_PATH = '/api/github/webhooks';
 export const SOURCE_WEBHOOK_PATH = '/api/sources/:name/webhooks';
-/** GitHub caps webhook payloads at 25 MB; nothing larger is a real delivery. */
-export const WEBHOOK_MAX_BYTES = 25 * 1024 * 1024;
 
 export interface HttpAppOptions {
   sql: postgres.Sql;
@@ -24,6 +24,8 @@ export interface HttpAppOptions {
   metrics: Metrics;
   /** Resolves bearer tokens (kept in memory until a revocation). */
   tokens: TokenCache;
+  /** Limits that hold under abuse: webhook bodies, failed authentication, rates, the proxy trusted. */
+  limits: Limits;
   /** Probot's middleware, or null when WEBHOOK_SECRET is unset: then every delivery is refused. */
   webhooks: RequestHandler | null;
   /** POST /api/sources/:name/webhooks: every other provider's deliveries. */
@@ -44,6 +46,7 @@ export function createHttpApp({
   log,
   metrics,
   tokens,
+  limits,
   webhooks,
   sourceWebhooks,
   hooks,
@@ -57,6 +60,8 @@ export function createHttpApp({
   const app = express();
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
+  // req.ip: the client's address as the proxies trusted report it, which limits are keyed on.
+  app.set('trust proxy', limits.settings.trustProxy);
   app.use(metrics.observeRequests);
   app.use(hostGuard(address));
 
@@ -74,11 +79,9 @@ export function createHttpApp({
   });
 
   // Webhooks read their raw body themselves (the signature covers the exact bytes), so they are
-  // mounted before any body parser.
+  // mounted before any body parser; it is read only once admitted within the budget.
+  app.post([WEBHOOK_PATH, SOURCE_WEBHOOK_PATH], limits.webhookBodies.admit);
   app.post(WEBHOOK_PATH, (req, res, next) => {
-    if (Number(req.get('content-length') ?? 0) > WEBHOOK_MAX_BYTES) {
-      return sendError(res, 413, 'too_large', 'webhook payload is larger than GitHub ever sends');
-    }
     if (!webhooks) {
       return sendError(
         res,
@@ -92,8 +95,12 @@ export function createHttpApp({
   if (sourceWebhooks) app.post(SOURCE_WEBHOOK_PATH, sourceWebhooks);
 
   const api = express.Router();
+  // Authenticated first: no body is read for a caller without a valid token.
+  api.use(authenticate(tokens, limits.authFailures));
+  api.use(
+    limitPrincipalRate(limits.rate, (res, message) => sendError(res, 429, 'rate_limited', message)),
+  );
   api.use(readJsonBody());
-  api.use(authenticate(tokens));
   api.use(todoRoutes(sql, hooks));
   api.use(principalRoutes(sql, tokens));
   for (const routes of apiRoutes) api.use(routes);

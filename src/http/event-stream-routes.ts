@@ -7,6 +7,8 @@ import type { Doorbell } from '../contract/doorbell.js';
 import type { OutboundPolicy } from '../outbound/outbound-policy.js';
 import type { ChangeFeed } from '../web/change-feed.js';
 import { actorOf, tokenOf } from './authenticate.js';
+import { HttpError } from './http-error.js';
+import type { PrincipalSlots } from './principal-slots.js';
 import type { RevocationWatch } from './revocation-watch.js';
 
 const PING_MS = 15_000;
@@ -44,6 +46,8 @@ export function eventStreamRoutes(
   outbound: OutboundPolicy,
   feed: ChangeFeed,
   revocations: RevocationWatch,
+  /** Open event streams per principal, shared with MCP's and the console's. */
+  streams: PrincipalSlots,
 ): EventStreams {
   const open = new Set<Response>();
   const routes = Router();
@@ -60,6 +64,9 @@ export function eventStreamRoutes(
   routes.get('/events', async (req, res) => {
     const { queue, consumer, changes } = Query.parse(req.query);
     const actor = actorOf(res);
+    const release = streams.take(actor.name);
+    if (!release) throw tooManyStreams(streams, actor.name);
+    res.once('close', release);
     res.writeHead(200, {
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-cache',
@@ -120,4 +127,14 @@ export function eventStreamRoutes(
       for (const res of open) res.end();
     },
   };
+}
+
+/** The refusal of a stream over the cap: which cap, and how to free a slot. */
+export function tooManyStreams(streams: PrincipalSlots, name: string): HttpError {
+  return new HttpError(
+    429,
+    'too_many_streams',
+    `${name} has ${streams.limit} event streams open, the most allowed per principal (SWITCHBOARD_MAX_STREAMS; ` +
+      'API /events, MCP notification streams and console pages count alike): close one to free its slot',
+  );
 }

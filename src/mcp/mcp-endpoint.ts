@@ -9,6 +9,9 @@ import type postgres from 'postgres';
 import type { Doorbell } from '../contract/doorbell.js';
 import type { Dispatcher } from '../delivery/create-dispatcher.js';
 import { authenticate, actorOf, tokenOf } from '../http/authenticate.js';
+import { tooManyStreams } from '../http/event-stream-routes.js';
+import type { Limits } from '../http/create-limits.js';
+import { limitPrincipalRate } from '../http/principal-rate-limit.js';
 import type { RevocationWatch } from '../http/revocation-watch.js';
 import type { TodoHooks } from '../http/todo-routes.js';
 import type { TokenCache } from '../http/token-cache.js';
@@ -36,6 +39,8 @@ interface McpSession {
   stream?: Response;
   /** Ends the stream and detaches the session from the dispatcher. */
   closeStream?: () => void;
+  /** Gives back the principal's session slot. */
+  release: () => void;
 }
 
 export interface McpEndpoint {
@@ -56,6 +61,8 @@ export interface McpEndpointOptions {
   dispatcher: Dispatcher;
   /** Ends a notification stream, and its session, when the token that opened it is revoked. */
   revocations: RevocationWatch;
+  /** Sessions and streams per principal, failed tokens, the rate per principal. */
+  limits: Limits;
 }
 
 /**
@@ -77,6 +84,7 @@ export function createMcpEndpoint({
   version,
   dispatcher,
   revocations,
+  limits,
 }: McpEndpointOptions): McpEndpoint {
   const sessions = new Map<string, McpSession>();
   const jsonSchemaValidator = new AjvJsonSchemaValidator();
@@ -84,6 +92,7 @@ export function createMcpEndpoint({
 
   const closeSession = (session: McpSession) => {
     if (!sessions.delete(session.id)) return;
+    session.release();
     session.closeStream?.();
   };
 
@@ -139,6 +148,15 @@ export function createMcpEndpoint({
       return jsonRpcError(res, 406, 'Not Acceptable: the client must accept text/event-stream');
     if (session.stream)
       return jsonRpcError(res, 409, 'Conflict: only one notification stream per session');
+    const { name } = session.actor;
+    const releaseStream = limits.streams.take(name);
+    if (!releaseStream) {
+      return jsonRpcError(
+        res,
+        429,
+        `Too many streams: ${tooManyStreams(limits.streams, name).message}`,
+      );
+    }
     res.writeHead(200, {
       'content-type': 'text/event-stream',
       'cache-control': 'no-cache',
@@ -160,6 +178,7 @@ export function createMcpEndpoint({
     const ended = () => {
       if (session.stream !== res) return;
       unwatch();
+      releaseStream();
       clearInterval(ping);
       session.stream = undefined;
       session.closeStream = undefined;
@@ -220,19 +239,35 @@ export function createMcpEndpoint({
       return jsonRpcError(res, 400, 'Bad Request: no session: start one with initialize (POST)');
     // A new session. Tool calls a channel proxies for Claude Code are recorded as from the channel.
     const authenticated = actorOf(res);
+    const release = limits.mcpSessions.take(authenticated.name);
+    if (!release) {
+      return jsonRpcError(
+        res,
+        429,
+        `Too many sessions: ${authenticated.name} has ${limits.mcpSessions.limit} live MCP sessions, the most allowed per principal (SWITCHBOARD_MAX_MCP_SESSIONS). ` +
+          `End one you no longer use (DELETE /mcp with its Mcp-Session-Id; the SDK's terminateSession()), or wait: a session idle for ${IDLE_MS / 60_000} minutes ends by itself.`,
+      );
+    }
     const session: McpSession = {
       id: randomUUID(),
       actor: { ...authenticated, via: authenticated.via === 'channel' ? 'channel' : 'mcp' },
       leases: new Map(),
       lastActiveAt: Date.now(),
+      release,
     };
     res.setHeader('mcp-session-id', session.id);
     sessions.set(session.id, session);
     await serve(session, req, res);
-    if (res.statusCode !== 200) sessions.delete(session.id);
+    if (res.statusCode !== 200) closeSession(session);
   };
 
-  routes.use(MCP_PATH, express.json({ limit: '2mb', verify: requireUtf8 }), authenticate(tokens));
+  // Authenticated first: no body is read for a caller without a valid token.
+  routes.use(
+    MCP_PATH,
+    authenticate(tokens, limits.authFailures),
+    limitPrincipalRate(limits.rate, (res, message) => jsonRpcError(res, 429, message)),
+    express.json({ limit: '2mb', verify: requireUtf8 }),
+  );
   routes.post(MCP_PATH, handle);
   routes.get(MCP_PATH, handle);
   routes.delete(MCP_PATH, handle);

@@ -15,6 +15,7 @@ import {
 import { createWakeHub, type WakeHub } from '../delivery/wake-hub.js';
 import { createWakeNotifier, type WakeNotifier } from '../delivery/wake-notifier.js';
 import { createHttpApp } from '../http/create-http-app.js';
+import { createLimits, type Limits } from '../http/create-limits.js';
 import type { TodoHooks } from '../http/todo-routes.js';
 import { eventStreamRoutes, type EventStreams } from '../http/event-stream-routes.js';
 import { createMcpEndpoint, type McpEndpoint } from '../mcp/mcp-endpoint.js';
@@ -42,6 +43,7 @@ import {
 } from '../outbound/create-outbound.js';
 import { assertPortFree } from './assert-port-free.js';
 import { bootstrapAdmin } from './bootstrap-admin.js';
+import { httpServerOptions, type HttpTimeouts } from './http-timeouts.js';
 
 export interface StartServerOptions {
   config: ServerConfig;
@@ -66,6 +68,8 @@ export interface StartServerOptions {
   webPush?: PushTuning;
   /** Tests: the certificate of a fake service that outbound requests are to trust. */
   outboundCa?: OutboundOptions['ca'];
+  /** Tests: shorter header and request timeouts. */
+  httpTimeouts?: Partial<HttpTimeouts>;
   /** Aborted (Ctrl-C during start-up): the embedded PostgreSQL's start gives up at its next step. */
   signal?: AbortSignal;
 }
@@ -112,6 +116,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   let feed: ChangeFeed | undefined;
   let pruner: Pruner | undefined;
   let outbound: Outbound | undefined;
+  let limits: Limits | undefined;
   /** Responses not yet ended (event streams included, until they are closed). */
   const inFlight = new Set<ServerResponse>();
   const close = async () => {
@@ -136,12 +141,14 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     await outbound?.close();
     await tokens?.close();
     await revocations?.close();
+    limits?.close();
     await db.close();
   };
   try {
     const { applied } = await migrate(db.sql, db.schema);
     if (applied.length) log.info({ applied }, 'migrated the database');
     const metrics = createMetrics(db.sql);
+    limits = createLimits(config.limits ?? {}, metrics.registry);
     outbound = createOutbound({ allow: config.outboundAllow ?? [], ca: options.outboundCa });
     tokens = await createTokenCache(db.sql, db.schema, log);
     revocations = await createRevocationWatch(db.sql, db.schema, log);
@@ -198,7 +205,14 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     // One poll of the ledger's history sequence per process, for the console's pages and the
     // API's streams that follow changes (inbox --watch) alike.
     feed = createChangeFeed(db.sql, { log });
-    streams = eventStreamRoutes(db.sql, dispatcher, outbound.policy, feed, revocations);
+    streams = eventStreamRoutes(
+      db.sql,
+      dispatcher,
+      outbound.policy,
+      feed,
+      revocations,
+      limits.streams,
+    );
     const hooks = combineHooks(wakes.announce, github.hooks, sources.hooks);
     mcp = createMcpEndpoint({
       sql: db.sql,
@@ -208,6 +222,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       version: VERSION,
       dispatcher,
       revocations,
+      limits,
     });
     web = await createWebConsole({
       sql: db.sql,
@@ -224,12 +239,14 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       signInAttemptLimit: options.signInAttemptLimit,
       outbound,
       push: options.webPush,
+      streams: limits.streams,
     });
     const { app } = createHttpApp({
       sql: db.sql,
       log,
       metrics,
       tokens,
+      limits,
       webhooks: github.webhooks,
       sourceWebhooks: sources.webhooks,
       hooks,
@@ -238,7 +255,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       address: publicAddress,
       metricsToken: config.metricsToken,
     });
-    http = createServer(app);
+    http = createServer(httpServerOptions(options.httpTimeouts), app);
     http.on('request', (_req, res: ServerResponse) => {
       inFlight.add(res);
       res.once('close', () => inFlight.delete(res));

@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
-import express, { type Request, type Response } from 'express';
+import type { Request, Response } from 'express';
 import type postgres from 'postgres';
-import { WEBHOOK_MAX_BYTES } from '../http/create-http-app.js';
 import { sendError } from '../http/http-error.js';
 import { isUtf8Json } from '../http/is-utf8-json.js';
 import type { Metrics } from '../http/metrics.js';
+import { webhookBodyOf } from '../http/webhook-body-budget.js';
 import type { Logger } from '../logger.js';
 import { TimeoutError, withTimeout } from '../providers/github/with-timeout.js';
 import { decideSourceDelivery, type SourceDecision } from './decide-source-delivery.js';
@@ -29,7 +29,6 @@ export interface IntakeOptions {
 
 const NAME = /^[a-z0-9][a-z0-9._-]{0,63}$/;
 const DELIVERY_ID = /^[\x21-\x7e]{1,128}$/;
-const readBody = express.raw({ type: () => true, limit: WEBHOOK_MAX_BYTES, inflate: false });
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /**
@@ -70,28 +69,27 @@ export function receiveSourceDelivery(options: IntakeOptions) {
         "a webhook body must be UTF-8 application/json (set the webhook's content type to JSON)",
       );
     }
-    if (Number(req.get('content-length') ?? 0) > WEBHOOK_MAX_BYTES) {
-      return refuse(413, 'too_large', 'webhook payload is larger than 25 MB');
-    }
+    // A body declared over the cap was refused before this, unread (webhook-body-budget.ts).
+    const body = webhookBodyOf(res);
+    let raw: Buffer;
     try {
-      await new Promise<void>((resolve, reject) =>
-        readBody(req, res, (error?: Error) => (error ? reject(error) : resolve())),
-      );
+      raw = await body.read();
     } catch (error) {
       if ((error as { type?: unknown }).type === 'entity.too.large') {
         return refuse(413, 'too_large', 'webhook payload is larger than 25 MB');
       }
       return refuse(400, 'invalid', 'the body could not be read');
     }
-    const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
 
     // 1. Verify the exact bytes, before anything is parsed.
     const verified = provider.verify(raw, req.headers, source.secrets);
     if (!verified.ok) {
+      body.failed();
       return verified.malformed
         ? refuse(400, 'invalid', verified.reason)
         : refuse(401, 'unauthenticated', verified.reason);
     }
+    body.verified();
     const bodySha256 = createHash('sha256').update(raw).digest();
     // Read without a header its provider always sends (the event, above all), a delivery would
     // be some other event: refused, never recorded, so the corrected one is not taken for it.

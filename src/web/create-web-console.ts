@@ -5,6 +5,7 @@ import type { Dispatcher } from '../delivery/create-dispatcher.js';
 import type { WakeHub } from '../delivery/wake-hub.js';
 import type { TodoHooks } from '../http/todo-routes.js';
 import { HttpError } from '../http/http-error.js';
+import type { PrincipalSlots } from '../http/principal-slots.js';
 import type { PublicAddress } from '../http/public-address.js';
 import type { RevocationWatch } from '../http/revocation-watch.js';
 import type { TokenCache } from '../http/token-cache.js';
@@ -22,7 +23,7 @@ import { securityHeaders } from './security-headers.js';
 import { serviceWorkerRoute } from './service-worker-route.js';
 import { signInRoutes } from './sign-in-routes.js';
 import { webErrorHandler } from './web-error-handler.js';
-import { readWebSession } from './web-request.js';
+import { readWebSession, webRequestOf } from './web-request.js';
 
 const CONSOLE_PATH =
   /^\/(?:$|approvals\/|todos(?:$|\/)|quarantine$|deliveries$|agents(?:$|\/)|live$|push\/|sign-in(?:$|\/)|sign-out$|auth\/github(?:$|\/))/;
@@ -51,6 +52,8 @@ export interface WebConsoleOptions {
   outbound: Outbound;
   /** Web Push: shorter sweeps and retries (tests). */
   push?: PushTuning;
+  /** Open event streams per principal: a page's live stream takes one, as the API's do. */
+  streams: PrincipalSlots;
 }
 
 export interface WebConsole {
@@ -93,6 +96,7 @@ export async function createWebConsole(options: WebConsoleOptions): Promise<WebC
     hooks,
     log,
     revocations: options.revocations,
+    streams: options.streams,
   });
   const signIn = signInRoutes({
     sql,
@@ -110,7 +114,9 @@ export async function createWebConsole(options: WebConsoleOptions): Promise<WebC
   const pages = Router();
   pages.use(securityHeaders);
   pages.use(readWebSession(sql, cookies));
-  pages.use(express.urlencoded({ extended: false, limit: '256kb', parameterLimit: 20 }));
+  // Only a signed-in human's form is read: every change without a session is refused unread.
+  const readForm = express.urlencoded({ extended: false, limit: '256kb', parameterLimit: 20 });
+  pages.use((req, res, next) => (webRequestOf(res) ? readForm(req, res, next) : next()));
   pages.use(guardChanges(publicUrl, render));
   pages.use(signIn.routes);
   pages.use(streams.routes);

@@ -1,6 +1,9 @@
 import { Router, type Response } from 'express';
 import type postgres from 'postgres';
 import type { Dispatcher } from '../delivery/create-dispatcher.js';
+import { tooManyStreams } from '../http/event-stream-routes.js';
+import { sendError } from '../http/http-error.js';
+import type { PrincipalSlots } from '../http/principal-slots.js';
 import type { RevocationWatch } from '../http/revocation-watch.js';
 import type { TodoHooks } from '../http/todo-routes.js';
 import { LedgerError } from '../ledger/index.js';
@@ -42,6 +45,7 @@ export function liveStreams({
   hooks,
   log,
   revocations,
+  streams,
 }: {
   sql: postgres.Sql;
   dispatcher: Dispatcher;
@@ -50,6 +54,8 @@ export function liveStreams({
   log: Logger;
   /** Ends a stream the moment its session is signed out, expires or its human is revoked. */
   revocations: RevocationWatch;
+  /** Open event streams per principal, shared with the API's and MCP's. */
+  streams: PrincipalSlots;
 }): LiveStreams {
   const open = new Set<Response>();
   const routes = Router();
@@ -68,6 +74,12 @@ export function liveStreams({
       return;
     }
     const rev = typeof req.query.rev === 'string' ? req.query.rev : '';
+    const release = streams.take(web.actor.name);
+    if (!release) {
+      const refusal = tooManyStreams(streams, web.actor.name);
+      return sendError(res, refusal.status, refusal.code, refusal.message);
+    }
+    res.once('close', release);
     res.writeHead(200, {
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-store',

@@ -1,5 +1,4 @@
-import { Router, type Response } from 'express';
-import { rateLimit } from 'express-rate-limit';
+import { Router, type Request, type Response } from 'express';
 import { parse, serialize } from 'cookie';
 import type postgres from 'postgres';
 import type { GitHubOAuthCredentials } from '../config/server-config.js';
@@ -7,6 +6,8 @@ import type { Logger } from '../logger.js';
 import { HttpError } from '../http/http-error.js';
 import type { PublicAddress } from '../http/public-address.js';
 import { actorOf } from '../http/authenticate.js';
+import { clientAddressOf } from '../http/client-address.js';
+import { createFailureLimiter } from '../http/failure-limiter.js';
 import { assertHuman } from '../ledger/index.js';
 import {
   authorizeUrl,
@@ -36,7 +37,7 @@ export interface SignInOptions {
   address: PublicAddress;
   github: GitHubOAuthCredentials | undefined;
   render: RenderPage;
-  /** Failed sign-in attempts allowed per address per window. */
+  /** Failed sign-in attempts allowed per client address per window. */
   attemptLimit?: number;
 }
 
@@ -46,27 +47,17 @@ const ATTEMPT_COOKIE_SECONDS = 600;
 /**
  * Signing in and out: one-time links (minted over the API for `switchboard open`), "Sign in with
  * GitHub" (state and PKCE checked, GitHub's token dropped once it said who the user is), and the
- * session cookie. Failed attempts are rate-limited per address.
+ * session cookie. Failed attempts are limited per client address (as SWITCHBOARD_TRUST_PROXY
+ * says who the client is): only failures count, and a valid link or GitHub sign-in always works,
+ * whatever others at the same address did — behind one proxy, one attacker must not lock
+ * everyone out.
  */
 export function signInRoutes(options: SignInOptions): { routes: Router; apiRoutes: Router } {
   const { sql, log, cookies, address, github, render } = options;
   const routes = Router();
-  const attempts = rateLimit({
-    windowMs: ATTEMPT_WINDOW_MS,
+  const failures = createFailureLimiter({
     limit: options.attemptLimit ?? 20,
-    // Only refusals count: a human signing in often is not an attack.
-    skipSuccessfulRequests: true,
-    standardHeaders: 'draft-8',
-    legacyHeaders: false,
-    handler: (_req, res) =>
-      render(res, {
-        status: 429,
-        title: 'Too many attempts',
-        body: signInBody({
-          github: !!github,
-          problem: 'Too many failed sign-in attempts from your address; wait a few minutes.',
-        }),
-      }),
+    windowMs: ATTEMPT_WINDOW_MS,
   });
   const attemptCookie = cookies.secure ? '__Host-switchboard_github' : 'switchboard_github';
   const redirectUri = () => `${address.url()}/auth/github/callback`;
@@ -79,6 +70,20 @@ export function signInRoutes(options: SignInOptions): { routes: Router; apiRoute
   };
   const refuse = (res: Response, status: number, problem: string) =>
     render(res, { status, title: 'Sign in', body: signInBody({ github: !!github, problem }) });
+  /** A failed attempt: counted against the client's address, and refused 429 past the limit. */
+  const refuseFailed = async (req: Request, res: Response, status: number, problem: string) => {
+    const wait = await failures.fail(clientAddressOf(req));
+    if (wait === undefined) return refuse(res, status, problem);
+    res.set('retry-after', String(wait));
+    return render(res, {
+      status: 429,
+      title: 'Too many attempts',
+      body: signInBody({
+        github: !!github,
+        problem: `${problem} Too many failed sign-in attempts came from your address: wait ${Math.ceil(wait / 60)} minutes before trying again. A valid sign-in link still works.`,
+      }),
+    });
+  };
 
   routes.get('/sign-in', (_req, res) => {
     if (webRequestOf(res)) return res.redirect(303, '/');
@@ -86,11 +91,12 @@ export function signInRoutes(options: SignInOptions): { routes: Router; apiRoute
   });
 
   // The link is its own credential: GET, so that it works when clicked in a terminal.
-  routes.get('/sign-in/:token', attempts, async (req, res) => {
+  routes.get('/sign-in/:token', async (req, res) => {
     res.set('cache-control', 'no-store');
     const human = await redeemSignInLink(sql, String(req.params.token));
     if (!human) {
-      return refuse(
+      return refuseFailed(
+        req,
         res,
         401,
         'This sign-in link was already used, has expired, or was never valid. Run switchboard open for a new one.',
@@ -99,7 +105,7 @@ export function signInRoutes(options: SignInOptions): { routes: Router; apiRoute
     await signIn(res, human, 'link');
   });
 
-  routes.get('/auth/github', attempts, (req, res) => {
+  routes.get('/auth/github', (req, res) => {
     if (!github)
       throw new HttpError(404, 'not_found', 'GitHub sign-in is not set up on this server');
     const attempt = startGitHubAttempt();
@@ -118,7 +124,7 @@ export function signInRoutes(options: SignInOptions): { routes: Router; apiRoute
     res.redirect(303, authorizeUrl(github, attempt, redirectUri()));
   });
 
-  routes.get('/auth/github/callback', attempts, async (req, res) => {
+  routes.get('/auth/github/callback', async (req, res) => {
     if (!github)
       throw new HttpError(404, 'not_found', 'GitHub sign-in is not set up on this server');
     res.set('cache-control', 'no-store');
@@ -136,21 +142,23 @@ export function signInRoutes(options: SignInOptions): { routes: Router; apiRoute
     const [state, verifier] = (parse(req.get('cookie') ?? '')[attemptCookie] ?? '').split('.');
     const { code, state: returned, error } = req.query;
     if (typeof error === 'string') {
-      return refuse(
+      return refuseFailed(
+        req,
         res,
         400,
         'GitHub did not sign you in (it said: the request was refused or canceled).',
       );
     }
     if (!state || !verifier || typeof returned !== 'string' || returned !== state) {
-      return refuse(
+      return refuseFailed(
+        req,
         res,
         400,
         'Sign-in with GitHub was refused: its state does not match this browser’s. Start again from this page.',
       );
     }
     if (typeof code !== 'string' || code.length === 0 || code.length > 512) {
-      return refuse(res, 400, 'Sign-in with GitHub was refused: GitHub sent no code.');
+      return refuseFailed(req, res, 400, 'Sign-in with GitHub was refused: GitHub sent no code.');
     }
     let user: { id: number; login: string };
     try {
@@ -165,7 +173,8 @@ export function signInRoutes(options: SignInOptions): { routes: Router; apiRoute
     const human = await findGitHubHuman(sql, user);
     if (!human) {
       log.info({ github_login: user.login }, 'refused a GitHub sign-in: no such human');
-      return refuse(
+      return refuseFailed(
+        req,
         res,
         403,
         `GitHub says you are @${user.login}, but no switchboard human has that GitHub account. ` +

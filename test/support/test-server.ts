@@ -5,7 +5,11 @@ import { join } from 'node:path';
 import { ProbotOctokit } from 'probot';
 import { inject } from 'vitest';
 import { readCredentialsFile } from '../../src/config/credentials-file.js';
-import type { GitHubAppCredentials, ServerConfig } from '../../src/config/server-config.js';
+import type {
+  GitHubAppCredentials,
+  LimitSettings,
+  ServerConfig,
+} from '../../src/config/server-config.js';
 import type { DispatcherTiming } from '../../src/delivery/create-dispatcher.js';
 import { silentLogger, type Logger } from '../../src/logger.js';
 import {
@@ -65,6 +69,10 @@ export async function startTestServer(
      * certificate of a fake https service to trust.
      */
     outbound?: { allow?: string[]; ca?: Buffer | string };
+    /** Limits of its own (sessions, streams, the webhook body budget, …); the defaults otherwise. */
+    limits?: Partial<LimitSettings>;
+    /** Shorter header and request timeouts. */
+    httpTimeouts?: StartServerOptions['httpTimeouts'];
     /** The web console: GitHub sign-in, a public URL, the sign-in attempt limit. */
     web?: Pick<ServerConfig, 'githubOAuth' | 'publicUrl'> & {
       signInAttemptLimit?: number;
@@ -89,6 +97,7 @@ export async function startTestServer(
     publicUrl: options.web?.publicUrl,
     outboundAllow: options.outbound?.allow ?? [],
     metricsToken: options.metricsToken,
+    limits: options.limits,
   };
   const schema = options.schema ?? `s_${randomBytes(6).toString('hex')}`;
   // The key that seals sources' secrets: one per schema, so a second process on it shares it.
@@ -108,6 +117,7 @@ export async function startTestServer(
     signInAttemptLimit: options.web?.signInAttemptLimit,
     webPush: options.web?.push,
     outboundCa: options.outbound?.ca,
+    httpTimeouts: options.httpTimeouts,
     handleSignals: true,
   });
   const adminToken = options.schema

@@ -1,17 +1,14 @@
-import { createHash } from 'node:crypto';
-import { verify } from '@octokit/webhooks-methods';
-import express, { type Request, type Response } from 'express';
-import { WEBHOOK_MAX_BYTES } from '../../http/create-http-app.js';
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import type { Request, Response } from 'express';
 import { sendError } from '../../http/http-error.js';
 import { isUtf8Json } from '../../http/is-utf8-json.js';
+import { webhookBodyOf } from '../../http/webhook-body-budget.js';
 import type { Logger } from '../../logger.js';
 
 // GitHub's event names: `issues`, `pull_request_review_comment`, `security_and_analysis`, …
 const EVENT = /^[a-z][a-z0-9_]{0,99}$/;
 const DELIVERY_ID = /^[\x21-\x7e]{1,128}$/;
 
-// The cap holds however the body is framed (a chunked body has no Content-Length to check).
-const readBody = express.raw({ type: () => true, limit: WEBHOOK_MAX_BYTES, inflate: false });
 // Strict: bytes that are not UTF-8 are refused, not replaced (GitHub sends UTF-8 only).
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
@@ -28,8 +25,8 @@ export interface VerifiedWebhook {
  * Verifies a webhook request — the first step of every provider: the raw bytes against the
  * signature, in constant time, before anything is parsed — and answers what GitHub never sends
  * with a 4xx `{error, code}` (nothing is stored): not JSON by its content type, headers missing
- * or malformed, a body over the cap, bytes that are not UTF-8, a signature that does not match
- * them, JSON that is not an object. Resolves with the delivery, which is then handed to Probot
+ * or malformed, a body over the cap, a signature that does not match its bytes, bytes that are
+ * not UTF-8, JSON that is not an object. Resolves with the delivery, which is then handed to Probot
  * (verified once, here); null when it has answered.
  */
 export async function checkWebhookRequest(
@@ -58,26 +55,27 @@ export async function checkWebhookRequest(
     return refuse(400, 'invalid', 'X-GitHub-Delivery must be 1 to 128 printable characters');
   }
 
-  await new Promise<void>((resolve, reject) =>
-    readBody(req, res, (error?: Error) => (error ? reject(error) : resolve())),
-  );
-  const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
-  // GitHub signs bytes and sends UTF-8 only; text that is not UTF-8 is named as such, rather
-  // than refused as a bad signature once decoding has replaced its bytes.
-  let text: string;
-  try {
-    text = utf8.decode(raw);
-  } catch {
-    return refuse(400, 'invalid', 'the body is not valid UTF-8');
-  }
-  // Decoded strictly, the text's UTF-8 bytes are exactly those received and signed.
-  const signature = req.get('x-hub-signature-256')!;
-  if (!(await verify(secret, text, signature).catch(() => false))) {
+  // Within the budget of unverified bodies, and the cap however the body is framed (a chunked
+  // body has no Content-Length to check).
+  const body = webhookBodyOf(res);
+  const raw = await body.read();
+  // GitHub signs bytes: the HMAC of the very bytes received, computed before anything else is
+  // made of them (no text, no copy), so that a body that fails costs no more than its bytes.
+  if (!signatureMatches(secret, raw, req.get('x-hub-signature-256')!)) {
+    body.failed();
     return refuse(
       400,
       'invalid',
       'signature does not match: X-Hub-Signature-256 must be the HMAC of the body under WEBHOOK_SECRET',
     );
+  }
+  body.verified();
+  // GitHub sends UTF-8 only: bytes that are not are refused by name, never decoded with U+FFFD.
+  let text: string;
+  try {
+    text = utf8.decode(raw);
+  } catch {
+    return refuse(400, 'invalid', 'the body is not valid UTF-8');
   }
   let payload: unknown;
   try {
@@ -94,4 +92,11 @@ export async function checkWebhookRequest(
     payload: payload as Record<string, unknown>,
     bodySha256: createHash('sha256').update(raw).digest(),
   };
+}
+
+/** `sha256=<hex>` of the bytes under the secret, compared in constant time (as @octokit/webhooks-methods does, on bytes). */
+function signatureMatches(secret: string, raw: Buffer, signature: string): boolean {
+  const expected = Buffer.from(`sha256=${createHmac('sha256', secret).update(raw).digest('hex')}`);
+  const given = Buffer.from(signature);
+  return given.length === expected.length && timingSafeEqual(given, expected);
 }
