@@ -4,6 +4,7 @@ import type { Input, ParserOutput } from '@oclif/core/interfaces';
 import { createApiClient, type ApiClient, type Credentials } from '../src/client/api-client.js';
 import { resolveCredentials } from '../src/client/resolve-credentials.js';
 import { CommandError, EXIT } from './command-error.js';
+import { describeParseError } from './describe-parse-error.js';
 
 const SERVER_FLAG = {
   url: Flags.string({
@@ -64,13 +65,28 @@ export abstract class SwitchboardCommand extends Command {
    * Errors go on to cli/main.ts, which prints one line on stderr and exits with the documented
    * code — with --json too, where oclif would print them as JSON on stdout and exit 1.
    *
-   * Every run() parses first, so an error before parsing succeeded is a usage error (exit 2):
-   * oclif gives its own parse errors that code (package.json's oclif.exitCodes), but not an
-   * argument's failed conversion (`todo show abc`), which it throws as a plain Error.
+   * Every run() parses first, so an error before parsing succeeded is a usage error (exit 2),
+   * said in switchboard's voice with what to type: oclif's parse errors, and an argument's
+   * failed conversion (`todo show abc`), which oclif throws as a plain Error.
    */
   override catch(error: Error): Promise<never> {
     if (this.parsed || error instanceof CommandError) return Promise.reject(error);
-    const message = error.message.replace(/See more help with --help/g, '').trim();
-    return Promise.reject(new CommandError(`${message} — see --help`, EXIT.usage));
+    const ctor = this.constructor as typeof SwitchboardCommand;
+    const name = (this.id ?? '').split(':').join(' ');
+    const described = describeParseError(error, {
+      name,
+      bin: this.config.bin,
+      flags: {
+        ...ctor.baseFlags,
+        ...ctor.flags,
+        ...(ctor.enableJsonFlag ? { json: { description: 'print JSON' } } : {}),
+      },
+      examples: ctor.examples ?? [],
+    });
+    // An argument's own message may already say what to type (`— did you mean "reviewer"?`).
+    const own = error.message.replace(/See more help with --help/g, '').trim();
+    const message =
+      described ?? (own.includes(' — ') ? own : `${own} — see '${this.config.bin} ${name} --help'`);
+    return Promise.reject(new CommandError(message, EXIT.usage));
   }
 }
