@@ -147,6 +147,45 @@ describe.concurrent("regression: parse errors in oclif's voice, not saying what 
   });
 });
 
+describe.concurrent('regression: a malformed argument the server refused exited 3, not 2', () => {
+  test.each([
+    [
+      ['todo', 'create', '--queue', 'Reviews', '--title', 't'],
+      `--queue must be lowercase letters, digits, '.', '_' or '-' (at most 64), not "Reviews" — did you mean --queue reviews?`,
+    ],
+    [
+      ['todo', 'create', '--queue', 'q', '--title', 't', '--kind', 'CI flake'],
+      '--kind must be dotted lowercase words like github.issues.opened, not "CI flake"',
+    ],
+    [
+      ['todo', 'create', '--queue', 'q', '--title', 't', '--assignee', 'Ada Lovelace'],
+      `--assignee must be lowercase letters, digits, '.', '_' or '-' (at most 64), not "Ada Lovelace"`,
+    ],
+    [
+      ['todo', 'list', '--queue', 'a/b'],
+      `--queue must be lowercase letters, digits, '.', '_' or '-' (at most 64), not "a/b"`,
+    ],
+    [
+      ['todo', 'claim', '--queue', 'CI'],
+      `--queue must be lowercase letters, digits, '.', '_' or '-' (at most 64), not "CI" — did you mean --queue ci?`,
+    ],
+    [
+      ['agent', 'add', 'Reviewer', '--queue', 'reviews'],
+      `NAME must be lowercase letters, digits, '.', '_' or '-' (at most 64), not "Reviewer" — did you mean "reviewer"?`,
+    ],
+    [
+      ['agent', 'add', 'reviewer', '--queue', 'Reviews'],
+      `--queue must be lowercase letters, digits, '.', '_' or '-' (at most 64), not "Reviews" — did you mean --queue reviews?`,
+    ],
+  ])('%j', async (args, line) => {
+    const before = await server.sql`select count(*)::int as n from todos`;
+    const result = await runCli(args, admin);
+    expect(result).toMatchObject({ code: 2, stdout: '', stderr: `${line}\n` });
+    // Refused before anything was sent: nothing was made.
+    expect(await server.sql`select count(*)::int as n from todos`).toEqual(before);
+  });
+});
+
 test('a worker without a command exits 2', async () => {
   const result = await runCli(['worker', '--queue', 'q'], admin);
   expect(result.code).toBe(2);

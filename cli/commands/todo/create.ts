@@ -1,5 +1,6 @@
 import * as Flags from '@oclif/core/flags';
 import { formatTodoLine } from '../../format-todos.js';
+import { kindFlag, principalFlag, queueFlag } from '../../name-flags.js';
 import { SwitchboardCommand } from '../../switchboard-command.js';
 
 export default class TodoCreate extends SwitchboardCommand {
@@ -12,12 +13,12 @@ export default class TodoCreate extends SwitchboardCommand {
   ];
   static override enableJsonFlag = true;
   static override flags = {
-    queue: Flags.string({ required: true, description: 'the queue, e.g. reviews' }),
+    queue: queueFlag({ required: true, description: 'the queue, e.g. reviews' }),
     title: Flags.string({ required: true, description: 'one line, at most 200 characters' }),
     body: Flags.string({ description: 'longer text' }),
-    kind: Flags.string({ description: 'what it is, dotted words (default: manual)' }),
+    kind: kindFlag({ description: 'what it is, dotted words (default: manual)' }),
     key: Flags.string({ description: 'idempotency key: at most one open todo per key and queue' }),
-    assignee: Flags.string({ description: 'the one agent or human who may claim it' }),
+    assignee: principalFlag('assignee')({ description: 'the one agent or human who may claim it' }),
   };
 
   async run() {
