@@ -446,3 +446,34 @@ describe.concurrent('small things a user trips on', () => {
     expect(next.todos.map((todo: { id: number }) => todo.id)).toEqual([made[0]]);
   });
 });
+
+describe.concurrent('issue 20: what a new user tripped on', () => {
+  test("regression: no way to attach a link to a todo (--url is the server's)", async () => {
+    const link = 'https://github.com/acme/api/pull/1';
+    const created = await runCli(
+      ['todo', 'create', '--queue', 'link-q', '--title', 'Review PR #1', '--link', link, '--json'],
+      admin,
+    );
+    expect(created.code).toBe(0);
+    const { todo } = parseJson(created);
+    expect(todo).toMatchObject({ title: 'Review PR #1', url: link });
+
+    const shown = await runCli(['todo', 'show', String(todo.id)], admin);
+    expect(shown.stdout).toContain(`  url:           ${link}\n`);
+    const listed = await runCli(['todo', 'list', '--queue', 'link-q'], admin);
+    expect(listed.stdout.trimEnd().split('\n')[1]).toMatch(
+      new RegExp(`^#${todo.id}\\s.*\\sReview PR #1 <${link}>$`),
+    );
+
+    const bad = await runCli(
+      ['todo', 'create', '--queue', 'link-q', '--title', 'x', '--link', 'javascript:alert(1)'],
+      admin,
+    );
+    expect(bad).toMatchObject({
+      code: 2,
+      stdout: '',
+      stderr:
+        '--link must be an http(s) URL, e.g. https://github.com/acme/api/pull/1, not "javascript:alert(1)"\n',
+    });
+  });
+});

@@ -1,14 +1,20 @@
 import * as Flags from '@oclif/core/flags';
+import { CommandError, EXIT } from '../../command-error.js';
 import { formatTodoLine } from '../../format-todos.js';
 import { kindFlag, principalFlag, queueFlag } from '../../name-flags.js';
 import { SwitchboardCommand } from '../../switchboard-command.js';
 
+/** The longest link a todo takes (the API's limit). */
+const LINK_MAX = 2048;
+
 export default class TodoCreate extends SwitchboardCommand {
   static override summary = 'Create a todo on a queue';
-  static override description =
-    'With --key, creating is idempotent: while a todo with that key is open on the queue, the existing one is returned (and `created` is false).';
+  static override description = `With --key, creating is idempotent: while a todo with that key is open on the queue, the existing one is returned (and \`created\` is false).
+
+--link attaches a link (the todo's url: a pull request, a ticket, a log), shown by \`todo show\`, \`todo list\` and the console. (--url names the server, as on every command.)`;
   static override examples = [
     '<%= config.bin %> todo create --queue reviews --title "Review PR #482"',
+    '<%= config.bin %> todo create --queue reviews --title "Review PR #1" --link https://github.com/acme/api/pull/1',
     '<%= config.bin %> todo create --queue ci --title "Flaky test" --body "see run 991" --key ci-991 --assignee bot --json',
   ];
   static override enableJsonFlag = true;
@@ -16,6 +22,10 @@ export default class TodoCreate extends SwitchboardCommand {
     queue: queueFlag({ required: true, description: 'the queue, e.g. reviews' }),
     title: Flags.string({ required: true, description: 'one line, at most 200 characters' }),
     body: Flags.string({ description: 'longer text' }),
+    link: Flags.string({
+      description: 'a link to what the todo is about (its url), e.g. a pull request',
+      helpValue: 'URL',
+    }),
     kind: kindFlag({ description: 'what it is, dotted words (default: manual)' }),
     key: Flags.string({ description: 'idempotency key: at most one open todo per key and queue' }),
     assignee: principalFlag('assignee')({ description: 'the one agent or human who may claim it' }),
@@ -23,11 +33,13 @@ export default class TodoCreate extends SwitchboardCommand {
 
   async run() {
     const { flags } = await this.parse(TodoCreate);
+    if (flags.link !== undefined) checkLink(flags.link);
     const client = await this.client();
     const { todo, created } = await client.createTodo({
       queue: flags.queue,
       title: flags.title,
       body: flags.body,
+      url: flags.link,
       kind: flags.kind,
       key: flags.key,
       assignee: flags.assignee,
@@ -36,5 +48,27 @@ export default class TodoCreate extends SwitchboardCommand {
       created ? `created ${formatTodoLine(todo)}` : `exists already: ${formatTodoLine(todo)}`,
     );
     return { todo, created };
+  }
+}
+
+/** A link people open from the console and the terminal: an http(s) URL, as long as the API takes. */
+function checkLink(link: string): void {
+  let url: URL | undefined;
+  try {
+    url = new URL(link);
+  } catch {
+    url = undefined;
+  }
+  if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:')) {
+    throw new CommandError(
+      `--link must be an http(s) URL, e.g. https://github.com/acme/api/pull/1, not ${JSON.stringify(link.slice(0, 80))}`,
+      EXIT.usage,
+    );
+  }
+  if (link.length > LINK_MAX) {
+    throw new CommandError(
+      `--link is ${link.length.toLocaleString('en-US')} characters; a todo's link is at most ${LINK_MAX.toLocaleString('en-US')}`,
+      EXIT.usage,
+    );
   }
 }
