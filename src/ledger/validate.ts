@@ -1,5 +1,6 @@
 import postgres from 'postgres';
 import { kindProblem, nameProblem } from '../contract/name-rules.js';
+import { TEXT_MAX } from '../contract/text-limits.js';
 import { invalid } from './ledger-error.js';
 
 export function assertQueue(queue: string): void {
@@ -17,7 +18,6 @@ export function assertKind(kind: string): void {
   if (problem) throw invalid(problem);
 }
 
-export const TEXT_MAX = 65_536;
 export const RESULT_MAX_BYTES = 1_048_576;
 /** Deeper JSON is no result anyone reads; refusing it early also keeps recursive code off it. */
 export const JSON_MAX_DEPTH = 64;

@@ -476,4 +476,46 @@ describe.concurrent('issue 20: what a new user tripped on', () => {
         '--link must be an http(s) URL, e.g. https://github.com/acme/api/pull/1, not "javascript:alert(1)"\n',
     });
   });
+  test('regression: a 5,000-character title is cut to 200 without a word', async () => {
+    const title = 'x'.repeat(5000);
+    const result = await runCli(
+      ['todo', 'create', '--queue', 'long-q', '--title', title, '--json'],
+      admin,
+    );
+    expect(result.code).toBe(0);
+    expect(result.stderr).toBe(
+      'note: --title is 5,000 characters; a todo keeps the first 200 and cuts the rest — put the rest in --body\n',
+    );
+    expect(Array.from(parseJson(result).todo.title as string)).toHaveLength(200);
+
+    const fits = await runCli(
+      ['todo', 'create', '--queue', 'long-q', '--title', 'y'.repeat(200)],
+      admin,
+    );
+    expect(fits).toMatchObject({ code: 0, stderr: '' });
+  });
+
+  test("regression: a 120 KB --body is refused with zod's raw message, not the limit in words", async () => {
+    const result = await runCli(
+      ['todo', 'create', '--queue', 'body-q', '--title', 'huge', '--body', 'b'.repeat(120 * 1024)],
+      admin,
+    );
+    expect(result).toMatchObject({
+      code: 2,
+      stdout: '',
+      stderr:
+        '--body is 122,880 characters, over the 65,536 a request may carry (a todo keeps 16,384) — shorten it, or put the text elsewhere and attach it with --link URL\n',
+    });
+    expect(await server.sql`select 1 from todos where queue = 'body-q'`).toHaveLength(0);
+
+    // Accepted, but cut: said so.
+    const cut = await runCli(
+      ['todo', 'create', '--queue', 'body-q', '--title', 'long', '--body', 'b'.repeat(20_000)],
+      admin,
+    );
+    expect(cut.code).toBe(0);
+    expect(cut.stderr).toMatch(
+      /^note: --body is 20,000 characters; a todo keeps the first 16,384 /,
+    );
+  });
 });

@@ -3,6 +3,9 @@ import * as Flags from '@oclif/core/flags';
 import type { Todo } from '../../../src/client/api-client.js';
 import { openWakeStream } from '../../../src/client/open-wake-stream.js';
 import { waitForVerdict } from '../../../src/client/wait-for-verdict.js';
+import { BODY_MAX, TITLE_MAX } from '../../../src/contract/neutralise-text.js';
+import { TEXT_MAX, TITLE_REQUEST_MAX } from '../../../src/contract/text-limits.js';
+import { checkTextLength } from '../../check-text-length.js';
 import { CommandError, EXIT } from '../../command-error.js';
 import { formatTodoLine } from '../../format-todos.js';
 import { SwitchboardCommand } from '../../switchboard-command.js';
@@ -49,6 +52,18 @@ Without --wait it prints the approval and exits 0. With --wait it blocks up to t
 
   async run(): Promise<{ todo: Todo }> {
     const { args, flags } = await this.parse(ApprovalRequest);
+    checkTextLength(args.question, {
+      name: 'the question',
+      accepted: TITLE_REQUEST_MAX,
+      kept: TITLE_MAX,
+      advice: 'put the rest in --body',
+    });
+    checkTextLength(flags.body, {
+      name: '--body',
+      accepted: TEXT_MAX,
+      kept: BODY_MAX,
+      advice: 'shorten it',
+    });
     const client = await this.client();
     const ttl = flags.ttl ?? (flags.wait && flags.wait > TTL_DEFAULT ? flags.wait : undefined);
     // Listening before asking costs nothing, and the first read after `ready` finds a verdict

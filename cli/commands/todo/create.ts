@@ -1,4 +1,7 @@
 import * as Flags from '@oclif/core/flags';
+import { BODY_MAX, TITLE_MAX } from '../../../src/contract/neutralise-text.js';
+import { TEXT_MAX, TITLE_REQUEST_MAX } from '../../../src/contract/text-limits.js';
+import { checkTextLength } from '../../check-text-length.js';
 import { CommandError, EXIT } from '../../command-error.js';
 import { formatTodoLine } from '../../format-todos.js';
 import { kindFlag, principalFlag, queueFlag } from '../../name-flags.js';
@@ -11,7 +14,9 @@ export default class TodoCreate extends SwitchboardCommand {
   static override summary = 'Create a todo on a queue';
   static override description = `With --key, creating is idempotent: while a todo with that key is open on the queue, the existing one is returned (and \`created\` is false).
 
---link attaches a link (the todo's url: a pull request, a ticket, a log), shown by \`todo show\`, \`todo list\` and the console. (--url names the server, as on every command.)`;
+--link attaches a link (the todo's url: a pull request, a ticket, a log), shown by \`todo show\`, \`todo list\` and the console. (--url names the server, as on every command.)
+
+A todo keeps the first ${TITLE_MAX} characters of its title and ${BODY_MAX.toLocaleString('en-US')} of its body; longer ones are cut, and the CLI says so on stderr.`;
   static override examples = [
     '<%= config.bin %> todo create --queue reviews --title "Review PR #482"',
     '<%= config.bin %> todo create --queue reviews --title "Review PR #1" --link https://github.com/acme/api/pull/1',
@@ -20,7 +25,10 @@ export default class TodoCreate extends SwitchboardCommand {
   static override enableJsonFlag = true;
   static override flags = {
     queue: queueFlag({ required: true, description: 'the queue, e.g. reviews' }),
-    title: Flags.string({ required: true, description: 'one line, at most 200 characters' }),
+    title: Flags.string({
+      required: true,
+      description: `one line, at most ${TITLE_MAX} characters`,
+    }),
     body: Flags.string({ description: 'longer text' }),
     link: Flags.string({
       description: 'a link to what the todo is about (its url), e.g. a pull request',
@@ -33,6 +41,18 @@ export default class TodoCreate extends SwitchboardCommand {
 
   async run() {
     const { flags } = await this.parse(TodoCreate);
+    checkTextLength(flags.title, {
+      name: '--title',
+      accepted: TITLE_REQUEST_MAX,
+      kept: TITLE_MAX,
+      advice: 'put the rest in --body',
+    });
+    checkTextLength(flags.body, {
+      name: '--body',
+      accepted: TEXT_MAX,
+      kept: BODY_MAX,
+      advice: 'shorten it, or put the text elsewhere and attach it with --link URL',
+    });
     if (flags.link !== undefined) checkLink(flags.link);
     const client = await this.client();
     const { todo, created } = await client.createTodo({
