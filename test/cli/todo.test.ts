@@ -171,12 +171,12 @@ describe.concurrent('todo commands, human output and --json', () => {
       result: { approved: true, nits: 2 },
     });
 
-    // The lease ended, so its token was forgotten: a second completion is refused locally.
+    // The lease ended, so its token was forgotten: a second completion is refused, saying why.
     const again = await runCli(['todo', 'complete', String(id)], admin);
-    expect(again.code).toBe(3);
-    expect(again.stderr).toMatch(
-      /^no lease token for #\d+ on this machine — claim it here first, or pass --lease-token/,
-    );
+    expect(again).toMatchObject({
+      code: 3,
+      stderr: `#${id} is done already — nobody holds it any more\n`,
+    });
   });
 
   test('claim --json carries the lease token; --lease-token and SWITCHBOARD_LEASE_TOKEN serve another machine', async () => {
@@ -476,6 +476,7 @@ describe.concurrent('issue 20: what a new user tripped on', () => {
         '--link must be an http(s) URL, e.g. https://github.com/acme/api/pull/1, not "javascript:alert(1)"\n',
     });
   });
+
   test('regression: a 5,000-character title is cut to 200 without a word', async () => {
     const title = 'x'.repeat(5000);
     const result = await runCli(
@@ -517,5 +518,49 @@ describe.concurrent('issue 20: what a new user tripped on', () => {
     expect(cut.stderr).toMatch(
       /^note: --body is 20,000 characters; a todo keeps the first 16,384 /,
     );
+  });
+
+  test('regression: todo complete on a done or missing todo says "no lease token … claim it here first"', async () => {
+    const missing = await runCli(['todo', 'complete', '999999'], admin);
+    expect(missing).toMatchObject({ code: 3, stdout: '', stderr: 'todo #999999 not found\n' });
+
+    const waiting = await create('nolease-q', 'nobody holds me');
+    expect(await runCli(['todo', 'fail', String(waiting.id)], admin)).toMatchObject({
+      code: 3,
+      stderr: `#${waiting.id} is pending: nobody holds it — claim it first ('switchboard todo claim ${waiting.id}')\n`,
+    });
+
+    const canceled = await create('nolease-q', 'not needed');
+    await runCli(['todo', 'cancel', String(canceled.id)], admin);
+    expect(await runCli(['todo', 'complete', String(canceled.id)], admin)).toMatchObject({
+      code: 3,
+      stderr: `#${canceled.id} is canceled — nobody holds it any more\n`,
+    });
+
+    // Held by someone else, and held by the caller from elsewhere: the agent claims on a
+    // machine of its own (a home whose lease store no other command here shares).
+    const [agentsMachine, elsewhere] = await Promise.all([createCliHome(), createCliHome()]);
+    try {
+      const theirs = await create('agent-q', 'the agent holds this');
+      const claimed = await runCli(['todo', 'claim', String(theirs.id)], {
+        ...agent,
+        ...agentsMachine.env,
+      });
+      expect(claimed.code).toBe(0);
+      expect(await runCli(['todo', 'heartbeat', String(theirs.id)], admin)).toMatchObject({
+        code: 3,
+        stderr: `#${theirs.id} is claimed by cli-agent, not by you\n`,
+      });
+      const result = await runCli(['todo', 'release', String(theirs.id)], {
+        ...agent,
+        ...elsewhere.env,
+      });
+      expect(result).toMatchObject({
+        code: 3,
+        stderr: `#${theirs.id} is claimed by you, but not from this machine: pass the lease token from where you claimed it with --lease-token (or SWITCHBOARD_LEASE_TOKEN)\n`,
+      });
+    } finally {
+      await Promise.all([agentsMachine.remove(), elsewhere.remove()]);
+    }
   });
 });
