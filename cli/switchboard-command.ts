@@ -2,6 +2,7 @@ import { Command } from '@oclif/core/command';
 import * as Flags from '@oclif/core/flags';
 import type { Input, ParserOutput } from '@oclif/core/interfaces';
 import { createApiClient, type ApiClient, type Credentials } from '../src/client/api-client.js';
+import { ApiError } from '../src/client/client-errors.js';
 import { resolveCredentials } from '../src/client/resolve-credentials.js';
 import { CommandError, EXIT } from './command-error.js';
 import { describeParseError } from './describe-parse-error.js';
@@ -25,6 +26,7 @@ export abstract class SwitchboardCommand extends Command {
 
   private resolved: Credentials | undefined;
   private serverUrl: string | undefined;
+  private tokenFromEnv = false;
 
   /** Keeps `--url` when it is the base flag (the server), for credentials(). */
   protected override async parse<
@@ -49,7 +51,10 @@ export abstract class SwitchboardCommand extends Command {
 
   /** SWITCHBOARD_TOKEN with SWITCHBOARD_URL, else the credentials file's entry for --url / SWITCHBOARD_URL / its current server. */
   protected async credentials(): Promise<Credentials> {
-    return (this.resolved ??= await resolveCredentials(process.env, { url: this.serverUrl }));
+    this.resolved ??= await resolveCredentials(process.env, { url: this.serverUrl });
+    // resolveCredentials takes SWITCHBOARD_TOKEN whenever it is set (or refuses to go on).
+    this.tokenFromEnv = Boolean(process.env.SWITCHBOARD_TOKEN);
+    return this.resolved;
   }
 
   protected async client(): Promise<ApiClient> {
@@ -70,6 +75,15 @@ export abstract class SwitchboardCommand extends Command {
    * failed conversion (`todo show abc`), which oclif throws as a plain Error.
    */
   override catch(error: Error): Promise<never> {
+    if (error instanceof ApiError && error.status === 401 && this.tokenFromEnv) {
+      // 'switchboard login' cannot help: the variable overrides the credentials file.
+      return Promise.reject(
+        new CommandError(
+          `${error.message} — it comes from SWITCHBOARD_TOKEN, which overrides the credentials file: set it to a valid token, or unset it`,
+          EXIT.unreachable,
+        ),
+      );
+    }
     if (this.parsed || error instanceof CommandError) return Promise.reject(error);
     const ctor = this.constructor as typeof SwitchboardCommand;
     const name = (this.id ?? '').split(':').join(' ');

@@ -207,11 +207,32 @@ describe.concurrent('cannot reach or authenticate: exit 4', () => {
     expect(result.stderr).toMatch(/^SWITCHBOARD_TOKEN needs SWITCHBOARD_URL/);
   });
 
-  test('a token the server does not know', async () => {
+  test("regression: a bad SWITCHBOARD_TOKEN is answered with 'run switchboard login', which cannot help", async () => {
     const result = await runCli(['todo', 'list'], { ...admin, SWITCHBOARD_TOKEN: 'sbk_nope' });
     expect(result.code).toBe(4);
     expectOneLine(result);
-    expect(result.stderr).toMatch(/token is invalid or revoked — run 'switchboard login'/);
+    expect(result.stderr).toBe(
+      'token is invalid or revoked — it comes from SWITCHBOARD_TOKEN, which overrides the credentials file: set it to a valid token, or unset it\n',
+    );
+  });
+
+  test("a token from the credentials file the server does not know: 'switchboard login'", async () => {
+    const own = await createCliHome();
+    try {
+      const dir = join(own.env.XDG_CONFIG_HOME!, 'switchboard');
+      await mkdir(dir, { recursive: true });
+      await writeFile(
+        join(dir, 'credentials.json'),
+        JSON.stringify({ current: server.url, servers: { [server.url]: { token: 'sbk_nope' } } }),
+        { mode: 0o600 },
+      );
+      const result = await runCli(['todo', 'list'], own.env);
+      expect(result.code).toBe(4);
+      expectOneLine(result);
+      expect(result.stderr).toMatch(/token is invalid or revoked — run 'switchboard login'/);
+    } finally {
+      await own.remove();
+    }
   });
 
   test('a server that is not there', async () => {
