@@ -123,8 +123,11 @@ async function withdraw(
     const { todo: canceled } = await client.cancel(todo.id, WITHDRAWN);
     return { outcome: 'withdrawn', todo: canceled };
   } catch (error) {
-    if (!(error instanceof ApiError && error.code === 'conflict')) throw error;
-    return waitForVerdict(client, wakes, todo.id, Date.now());
+    if (!(error instanceof ApiError)) throw error;
+    if (error.code === 'conflict') return waitForVerdict(client, wakes, todo.id, Date.now());
+    // A server from before askers could withdraw: the approval stays open, and the line says so.
+    if (error.code === 'forbidden') return { outcome: 'waiting', todo };
+    throw error;
   }
 }
 
