@@ -7,7 +7,7 @@
 # DATABASE_URL (compose.yaml starts one beside it). Its data directory is the volume
 # /var/lib/switchboard.
 
-# Any image with Node 20.18+ and npm; CI, which reaches no registry, passes one built from
+# Any image with Node 20.19+ and npm; CI, which reaches no registry, passes one built from
 # Debian's packages.
 ARG BASE_IMAGE=node:20-bookworm-slim
 

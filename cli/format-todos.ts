@@ -28,7 +28,9 @@ export function formatTodoTable(todos: Todo[]): string {
       : (todo.claimed_by ?? todo.assignee ?? ''),
     ago(todo.created_at),
     ...(approvals ? [todo.kind === 'approval' ? expiry(todo) : ''] : []),
-    todo.title,
+    // The link follows the title rather than taking a column before it: the title is what
+    // tells todos apart, and a column of links would push it off a terminal's edge.
+    todo.url ? `${todo.title} <${todo.url}>` : todo.title,
   ]);
   const header = ['ID', 'STATE', 'QUEUE', 'KIND', 'WHO', 'AGE'];
   const table = formatTable([...header, ...(approvals ? ['EXPIRES'] : []), 'TITLE'], rows);

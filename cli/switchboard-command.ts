@@ -2,8 +2,10 @@ import { Command } from '@oclif/core/command';
 import * as Flags from '@oclif/core/flags';
 import type { Input, ParserOutput } from '@oclif/core/interfaces';
 import { createApiClient, type ApiClient, type Credentials } from '../src/client/api-client.js';
+import { ApiError } from '../src/client/client-errors.js';
 import { resolveCredentials } from '../src/client/resolve-credentials.js';
 import { CommandError, EXIT } from './command-error.js';
+import { describeParseError } from './describe-parse-error.js';
 
 const SERVER_FLAG = {
   url: Flags.string({
@@ -24,6 +26,7 @@ export abstract class SwitchboardCommand extends Command {
 
   private resolved: Credentials | undefined;
   private serverUrl: string | undefined;
+  private tokenFromEnv = false;
 
   /** Keeps `--url` when it is the base flag (the server), for credentials(). */
   protected override async parse<
@@ -48,7 +51,10 @@ export abstract class SwitchboardCommand extends Command {
 
   /** SWITCHBOARD_TOKEN with SWITCHBOARD_URL, else the credentials file's entry for --url / SWITCHBOARD_URL / its current server. */
   protected async credentials(): Promise<Credentials> {
-    return (this.resolved ??= await resolveCredentials(process.env, { url: this.serverUrl }));
+    this.resolved ??= await resolveCredentials(process.env, { url: this.serverUrl });
+    // resolveCredentials takes SWITCHBOARD_TOKEN whenever it is set (or refuses to go on).
+    this.tokenFromEnv = Boolean(process.env.SWITCHBOARD_TOKEN);
+    return this.resolved;
   }
 
   protected async client(): Promise<ApiClient> {
@@ -64,13 +70,37 @@ export abstract class SwitchboardCommand extends Command {
    * Errors go on to cli/main.ts, which prints one line on stderr and exits with the documented
    * code — with --json too, where oclif would print them as JSON on stdout and exit 1.
    *
-   * Every run() parses first, so an error before parsing succeeded is a usage error (exit 2):
-   * oclif gives its own parse errors that code (package.json's oclif.exitCodes), but not an
-   * argument's failed conversion (`todo show abc`), which it throws as a plain Error.
+   * Every run() parses first, so an error before parsing succeeded is a usage error (exit 2),
+   * said in switchboard's voice with what to type: oclif's parse errors, and an argument's
+   * failed conversion (`todo show abc`), which oclif throws as a plain Error.
    */
   override catch(error: Error): Promise<never> {
+    if (error instanceof ApiError && error.status === 401 && this.tokenFromEnv) {
+      // 'switchboard login' cannot help: the variable overrides the credentials file.
+      return Promise.reject(
+        new CommandError(
+          `${error.message} — it comes from SWITCHBOARD_TOKEN, which overrides the credentials file: set it to a valid token, or unset it`,
+          EXIT.unreachable,
+        ),
+      );
+    }
     if (this.parsed || error instanceof CommandError) return Promise.reject(error);
-    const message = error.message.replace(/See more help with --help/g, '').trim();
-    return Promise.reject(new CommandError(`${message} — see --help`, EXIT.usage));
+    const ctor = this.constructor as typeof SwitchboardCommand;
+    const name = (this.id ?? '').split(':').join(' ');
+    const described = describeParseError(error, {
+      name,
+      bin: this.config.bin,
+      flags: {
+        ...ctor.baseFlags,
+        ...ctor.flags,
+        ...(ctor.enableJsonFlag ? { json: { description: 'print JSON' } } : {}),
+      },
+      examples: ctor.examples ?? [],
+    });
+    // An argument's own message may already say what to type (`— did you mean "reviewer"?`).
+    const own = error.message.replace(/See more help with --help/g, '').trim();
+    const message =
+      described ?? (own.includes(' — ') ? own : `${own} — see '${this.config.bin} ${name} --help'`);
+    return Promise.reject(new CommandError(message, EXIT.usage));
   }
 }

@@ -5,6 +5,7 @@ import { runWorker } from '../../src/client/run-worker.js';
 import { CommandError, EXIT } from '../command-error.js';
 import { leaseFlag } from '../lease-flag.js';
 import { SwitchboardCommand } from '../switchboard-command.js';
+import { queueFlag } from '../name-flags.js';
 
 export default class Worker extends SwitchboardCommand {
   static override summary = 'Work a queue: claim todos and run a command for each';
@@ -25,7 +26,7 @@ SIGINT or SIGTERM stops the worker: it claims nothing more, stops the running co
   // The command and its arguments follow `--`.
   static override strict = false;
   static override flags = {
-    queue: Flags.string({ required: true, description: 'the queue to work' }),
+    queue: queueFlag({ required: true, description: 'the queue to work' }),
     concurrency: Flags.integer({
       min: 1,
       max: 64,

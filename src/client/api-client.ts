@@ -38,6 +38,8 @@ export interface NewTodo {
   kind?: string | undefined;
   key?: string | undefined;
   assignee?: string | undefined;
+  /** The todo's link (its `url`): what it is about, e.g. a pull request. */
+  url?: string | undefined;
 }
 
 /** A source as the API shows it (never its secret): `switchboard source …`. */

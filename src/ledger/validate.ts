@@ -1,34 +1,23 @@
 import postgres from 'postgres';
+import { kindProblem, nameProblem } from '../contract/name-rules.js';
+import { TEXT_MAX } from '../contract/text-limits.js';
 import { invalid } from './ledger-error.js';
 
-const SLUG = /^[a-z0-9][a-z0-9._-]{0,63}$/;
-const KIND = /^[a-z][a-z0-9_]*(\.[a-z0-9_]+){0,7}$/;
-
 export function assertQueue(queue: string): void {
-  if (!SLUG.test(queue)) {
-    throw invalid(
-      `queue must be lowercase letters, digits, '.', '_' or '-' (at most 64), not ${JSON.stringify(queue.slice(0, 80))}`,
-    );
-  }
+  const problem = nameProblem(queue, 'queue');
+  if (problem) throw invalid(problem);
 }
 
 export function assertName(name: string, what = 'name'): void {
-  if (!SLUG.test(name)) {
-    throw invalid(
-      `${what} must be lowercase letters, digits, '.', '_' or '-' (at most 64), not ${JSON.stringify(name.slice(0, 80))}`,
-    );
-  }
+  const problem = nameProblem(name, what);
+  if (problem) throw invalid(problem);
 }
 
 export function assertKind(kind: string): void {
-  if (kind.length > 100 || !KIND.test(kind)) {
-    throw invalid(
-      `kind must be dotted lowercase words like github.issues.opened, not ${JSON.stringify(kind.slice(0, 80))}`,
-    );
-  }
+  const problem = kindProblem(kind);
+  if (problem) throw invalid(problem);
 }
 
-export const TEXT_MAX = 65_536;
 export const RESULT_MAX_BYTES = 1_048_576;
 /** Deeper JSON is no result anyone reads; refusing it early also keeps recursive code off it. */
 export const JSON_MAX_DEPTH = 64;

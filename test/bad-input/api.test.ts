@@ -984,7 +984,7 @@ describe('tokens', () => {
     );
   });
 
-  test('an agent never approves, denies or cancels, even its own request', async () => {
+  test('an agent never approves or denies, even its own request, nor cancels what it did not ask', async () => {
     const id = await approval();
     for (const verb of ['approve', 'deny']) {
       await expectRefused(
@@ -998,8 +998,20 @@ describe('tokens', () => {
         'forbidden',
       );
     }
-    await expectRefused(() => sendJson(agent, 'POST', `/todos/${id}/cancel`, {}), 403, 'forbidden');
+    // Withdrawing its own question is the asker's (approval request --wait that gives up);
+    // a todo of its queue, or another agent's question, it may not cancel.
+    await expectRefused(
+      () => sendJson(agent, 'POST', `/todos/${pending}/cancel`, {}),
+      403,
+      'forbidden',
+    );
+    await expectRefused(
+      () => sendJson(otherAgent, 'POST', `/todos/${id}/cancel`, {}),
+      404,
+      'not_found',
+    );
     expect((await getTodo(id)).todo).toMatchObject({ state: 'pending', verdict: null });
+    expect((await getTodo(pending)).todo).toMatchObject({ state: 'pending' });
   });
 
   test('principals: an agent adds nobody; a human who is not an admin adds no human', async () => {

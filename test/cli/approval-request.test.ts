@@ -94,7 +94,7 @@ describe.concurrent('approval request', () => {
   });
 
   test('--wait: no verdict in time is exit 5; so is an approval that expires first', async () => {
-    const quiet = await runCli(['approval', 'request', 'Anyone?', '--wait', '1'], agent);
+    const quiet = await runCli(['approval', 'request', 'Anyone?', '--wait', '1', '--keep'], agent);
     expect(quiet.code).toBe(5);
     expect(quiet.stderr).toMatch(/^no verdict on #\d+ within 1 s — it stays open until \S+Z\n$/);
 
@@ -123,3 +123,84 @@ test('a verdict recorded before the stream listens is found once it is ready', a
     wakes.close();
   }
 });
+
+describe.concurrent(
+  'regression: approval request --wait that timed out left the approval open',
+  () => {
+    test('on timeout it is canceled, "nobody is waiting any more": by an agent and by a human', async () => {
+      const human = { ...agent, SWITCHBOARD_TOKEN: server.adminToken };
+      for (const [who, env] of [
+        ['agent', agent],
+        ['human', human],
+      ] as const) {
+        const question = `Anyone there, ${who}?`;
+        const result = await runCli(
+          ['approval', 'request', question, '--wait', '1', '--json'],
+          env,
+        );
+        expect(result.code).toBe(5);
+        const { todo } = parseJson(result);
+        expect(result.stderr).toBe(
+          `no verdict on #${todo.id} within 1 s — canceled it (nobody is waiting any more; --keep leaves it open)\n`,
+        );
+        expect(todo).toMatchObject({
+          state: 'canceled',
+          summary: 'nobody is waiting any more',
+          verdict: null,
+        });
+        // Nobody can allow it any more.
+        const late = await decide(todo.id, 'approve');
+        expect(late.status).toBe(409);
+        const [event] = await server.sql`
+        select actor, action, data from todo_events where todo_id = ${todo.id} order by id desc limit 1`;
+        // Canceled by whoever asked.
+        expect(event).toEqual({
+          actor: todo.requested_by,
+          action: 'canceled',
+          data: { reason: 'nobody is waiting any more' },
+        });
+      }
+    });
+
+    test('--keep leaves it open until it expires, to be decided and read later', async () => {
+      const result = await runCli(
+        ['approval', 'request', 'Keep this one?', '--wait', '1', '--keep', '--json'],
+        agent,
+      );
+      expect(result.code).toBe(5);
+      const { todo } = parseJson(result);
+      expect(todo).toMatchObject({ state: 'pending', verdict: null });
+      expect((await decide(todo.id, 'approve')).status).toBe(200);
+
+      const alone = await runCli(['approval', 'request', 'Keep?', '--keep'], agent);
+      expect(alone).toMatchObject({ code: 2, stdout: '' });
+      expect(alone.stderr).toMatch(/^--keep needs --wait too — /);
+    });
+
+    test("an agent may withdraw an approval it asked for, not another's question nor a todo", async () => {
+      const other = await server.api(server.adminToken, 'POST', '/agents', {
+        name: 'other-asker',
+        queues: ['deploys'],
+      });
+      const theirs = (
+        await server.api(other.body.token, 'POST', '/approvals', { question: 'Mine to withdraw?' })
+      ).body.todo;
+      const withdraw = (token: string, id: number) =>
+        server.api(token, 'POST', `/todos/${id}/cancel`, { reason: 'changed my mind' });
+
+      expect((await withdraw(agentToken, theirs.id)).status).toBe(404);
+      const own = await withdraw(other.body.token, theirs.id);
+      expect(own.status).toBe(200);
+      expect(own.body.todo).toMatchObject({ state: 'canceled', summary: 'changed my mind' });
+
+      const todo = (
+        await server.api(server.adminToken, 'POST', '/todos', { queue: 'deploys', title: 'ship' })
+      ).body.todo;
+      const refused = await withdraw(agentToken, todo.id);
+      expect(refused.status).toBe(403);
+      expect(refused.body.error).toBe(
+        'only a human may cancel a todo (an agent may withdraw an approval it asked for)',
+      );
+    });
+  },
+);

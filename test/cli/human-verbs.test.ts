@@ -69,7 +69,9 @@ describe.concurrent('todo cancel', () => {
     const { id } = await create('not the agent’s to cancel');
     const byAgent = await runCli(['todo', 'cancel', String(id)], agent);
     expect(byAgent).toMatchObject({ code: 3, stdout: '' });
-    expect(byAgent.stderr).toBe('only a human may cancel a todo\n');
+    expect(byAgent.stderr).toBe(
+      'only a human may cancel a todo (an agent may withdraw an approval it asked for)\n',
+    );
     await runCli(['todo', 'cancel', String(id)], admin);
     const again = await runCli(['todo', 'cancel', String(id)], admin);
     expect(again.code).toBe(3);

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { minVersion, satisfies } from 'semver';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { runMark } from '../support/leftover-processes.js';
 
@@ -28,6 +29,8 @@ let dir: string;
 let env: NodeJS.ProcessEnv;
 let bin: string;
 let installed: string;
+/** What `npm install -g` of the tarball printed. */
+let installLog: { stdout: string; stderr: string } | undefined;
 
 /**
  * A machine with nothing of ours: an empty npm prefix, HOME and XDG folders. npm's download
@@ -90,7 +93,7 @@ test(
     expect(paths).toContain('dist/cli/main.js');
     expect(paths).toContain('dist/src/server/start-server.js');
 
-    await run(
+    installLog = await run(
       'npm',
       [
         'install',
@@ -151,3 +154,46 @@ test(
     }
   },
 );
+
+/**
+ * package.json's `overrides` apply to this checkout only, never to an installed copy: there
+ * @octokit/request 10.0.15+ brought content-type@3 (node >=22) whatever the override said.
+ * Every package installed with the tarball must run on the oldest Node our engines admit.
+ */
+test('regression: npm install -g warned EBADENGINE content-type@3.1.1 required: node >=22', async () => {
+  expect(installLog, 'the install above did not run').toBeDefined();
+  expect(installLog!.stderr).not.toMatch(/EBADENGINE/);
+  const ours = JSON.parse(await readFile(join(installed, 'package.json'), 'utf8')) as {
+    engines: { node: string };
+  };
+  const oldest = minVersion(ours.engines.node)!.version;
+  const excluding: string[] = [];
+  const visit = async (modules: string): Promise<void> => {
+    if (!existsSync(modules)) return;
+    for (const name of await readdir(modules)) {
+      if (name.startsWith('.')) continue;
+      if (name.startsWith('@')) {
+        await visit(join(modules, name));
+        continue;
+      }
+      const manifest = join(modules, name, 'package.json');
+      if (existsSync(manifest)) {
+        const {
+          name: pkg,
+          version,
+          engines,
+        } = JSON.parse(await readFile(manifest, 'utf8')) as {
+          name: string;
+          version: string;
+          engines?: { node?: string };
+        };
+        if (engines?.node && !satisfies(oldest, engines.node)) {
+          excluding.push(`${pkg}@${version} needs node ${engines.node}`);
+        }
+      }
+      await visit(join(modules, name, 'node_modules'));
+    }
+  };
+  await visit(join(installed, 'node_modules'));
+  expect(excluding).toEqual([]);
+});

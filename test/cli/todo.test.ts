@@ -171,12 +171,12 @@ describe.concurrent('todo commands, human output and --json', () => {
       result: { approved: true, nits: 2 },
     });
 
-    // The lease ended, so its token was forgotten: a second completion is refused locally.
+    // The lease ended, so its token was forgotten: a second completion is refused, saying why.
     const again = await runCli(['todo', 'complete', String(id)], admin);
-    expect(again.code).toBe(3);
-    expect(again.stderr).toMatch(
-      /^no lease token for #\d+ on this machine — claim it here first, or pass --lease-token/,
-    );
+    expect(again).toMatchObject({
+      code: 3,
+      stderr: `#${id} is done already — nobody holds it any more\n`,
+    });
   });
 
   test('claim --json carries the lease token; --lease-token and SWITCHBOARD_LEASE_TOKEN serve another machine', async () => {
@@ -325,13 +325,12 @@ describe.concurrent('refusals by the ledger exit 3 with one line on stderr', () 
     expect(result.stderr.trim().split('\n')).toHaveLength(1);
   });
 
-  test('bad input the server refuses (invalid)', async () => {
+  test('bad input only the server can judge (invalid)', async () => {
     const result = await runCli(
-      ['todo', 'create', '--queue', 'Not A Queue', '--title', 'x'],
+      ['todo', 'create', '--queue', 'q', '--title', 'x', '--assignee', 'nobody-here'],
       admin,
     );
-    expect(result.code).toBe(3);
-    expect(result.stderr).toMatch(/^queue must be lowercase/);
+    expect(result).toMatchObject({ code: 3, stderr: 'no principal named nobody-here\n' });
   });
 });
 
@@ -445,5 +444,123 @@ describe.concurrent('small things a user trips on', () => {
       ),
     );
     expect(next.todos.map((todo: { id: number }) => todo.id)).toEqual([made[0]]);
+  });
+});
+
+describe.concurrent('issue 20: what a new user tripped on', () => {
+  test("regression: no way to attach a link to a todo (--url is the server's)", async () => {
+    const link = 'https://github.com/acme/api/pull/1';
+    const created = await runCli(
+      ['todo', 'create', '--queue', 'link-q', '--title', 'Review PR #1', '--link', link, '--json'],
+      admin,
+    );
+    expect(created.code).toBe(0);
+    const { todo } = parseJson(created);
+    expect(todo).toMatchObject({ title: 'Review PR #1', url: link });
+
+    const shown = await runCli(['todo', 'show', String(todo.id)], admin);
+    expect(shown.stdout).toContain(`  url:           ${link}\n`);
+    const listed = await runCli(['todo', 'list', '--queue', 'link-q'], admin);
+    expect(listed.stdout.trimEnd().split('\n')[1]).toMatch(
+      new RegExp(`^#${todo.id}\\s.*\\sReview PR #1 <${link}>$`),
+    );
+
+    const bad = await runCli(
+      ['todo', 'create', '--queue', 'link-q', '--title', 'x', '--link', 'javascript:alert(1)'],
+      admin,
+    );
+    expect(bad).toMatchObject({
+      code: 2,
+      stdout: '',
+      stderr:
+        '--link must be an http(s) URL, e.g. https://github.com/acme/api/pull/1, not "javascript:alert(1)"\n',
+    });
+  });
+
+  test('regression: a 5,000-character title is cut to 200 without a word', async () => {
+    const title = 'x'.repeat(5000);
+    const result = await runCli(
+      ['todo', 'create', '--queue', 'long-q', '--title', title, '--json'],
+      admin,
+    );
+    expect(result.code).toBe(0);
+    expect(result.stderr).toBe(
+      'note: --title is 5,000 characters; a todo keeps the first 200 and cuts the rest — put the rest in --body\n',
+    );
+    expect(Array.from(parseJson(result).todo.title as string)).toHaveLength(200);
+
+    const fits = await runCli(
+      ['todo', 'create', '--queue', 'long-q', '--title', 'y'.repeat(200)],
+      admin,
+    );
+    expect(fits).toMatchObject({ code: 0, stderr: '' });
+  });
+
+  test("regression: a 120 KB --body is refused with zod's raw message, not the limit in words", async () => {
+    const result = await runCli(
+      ['todo', 'create', '--queue', 'body-q', '--title', 'huge', '--body', 'b'.repeat(120 * 1024)],
+      admin,
+    );
+    expect(result).toMatchObject({
+      code: 2,
+      stdout: '',
+      stderr:
+        '--body is 122,880 characters, over the 65,536 a request may carry (a todo keeps 16,384) — shorten it, or put the text elsewhere and attach it with --link URL\n',
+    });
+    expect(await server.sql`select 1 from todos where queue = 'body-q'`).toHaveLength(0);
+
+    // Accepted, but cut: said so.
+    const cut = await runCli(
+      ['todo', 'create', '--queue', 'body-q', '--title', 'long', '--body', 'b'.repeat(20_000)],
+      admin,
+    );
+    expect(cut.code).toBe(0);
+    expect(cut.stderr).toMatch(
+      /^note: --body is 20,000 characters; a todo keeps the first 16,384 /,
+    );
+  });
+
+  test('regression: todo complete on a done or missing todo says "no lease token … claim it here first"', async () => {
+    const missing = await runCli(['todo', 'complete', '999999'], admin);
+    expect(missing).toMatchObject({ code: 3, stdout: '', stderr: 'todo #999999 not found\n' });
+
+    const waiting = await create('nolease-q', 'nobody holds me');
+    expect(await runCli(['todo', 'fail', String(waiting.id)], admin)).toMatchObject({
+      code: 3,
+      stderr: `#${waiting.id} is pending: nobody holds it — claim it first ('switchboard todo claim ${waiting.id}')\n`,
+    });
+
+    const canceled = await create('nolease-q', 'not needed');
+    await runCli(['todo', 'cancel', String(canceled.id)], admin);
+    expect(await runCli(['todo', 'complete', String(canceled.id)], admin)).toMatchObject({
+      code: 3,
+      stderr: `#${canceled.id} is canceled — nobody holds it any more\n`,
+    });
+
+    // Held by someone else, and held by the caller from elsewhere: the agent claims on a
+    // machine of its own (a home whose lease store no other command here shares).
+    const [agentsMachine, elsewhere] = await Promise.all([createCliHome(), createCliHome()]);
+    try {
+      const theirs = await create('agent-q', 'the agent holds this');
+      const claimed = await runCli(['todo', 'claim', String(theirs.id)], {
+        ...agent,
+        ...agentsMachine.env,
+      });
+      expect(claimed.code).toBe(0);
+      expect(await runCli(['todo', 'heartbeat', String(theirs.id)], admin)).toMatchObject({
+        code: 3,
+        stderr: `#${theirs.id} is claimed by cli-agent, not by you\n`,
+      });
+      const result = await runCli(['todo', 'release', String(theirs.id)], {
+        ...agent,
+        ...elsewhere.env,
+      });
+      expect(result).toMatchObject({
+        code: 3,
+        stderr: `#${theirs.id} is claimed by you, but not from this machine: pass the lease token from where you claimed it with --lease-token (or SWITCHBOARD_LEASE_TOKEN)\n`,
+      });
+    } finally {
+      await Promise.all([agentsMachine.remove(), elsewhere.remove()]);
+    }
   });
 });

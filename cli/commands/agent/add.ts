@@ -1,8 +1,7 @@
 import { join } from 'node:path';
-import * as Args from '@oclif/core/args';
-import * as Flags from '@oclif/core/flags';
 import { formatPrincipal } from '../../format-todos.js';
 import { SwitchboardCommand } from '../../switchboard-command.js';
+import { principalNameArg, queueFlag } from '../../name-flags.js';
 
 export default class AgentAdd extends SwitchboardCommand {
   static override summary = 'Vend an agent: a name, its queues, and a token shown once';
@@ -14,13 +13,13 @@ export default class AgentAdd extends SwitchboardCommand {
   ];
   static override enableJsonFlag = true;
   static override args = {
-    name: Args.string({
+    name: principalNameArg({
       required: true,
       description: 'lowercase name, unique among agents and humans',
     }),
   };
   static override flags = {
-    queue: Flags.string({
+    queue: queueFlag({
       required: true,
       multiple: true,
       description: 'a queue it works (repeat for more)',

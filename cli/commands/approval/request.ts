@@ -1,12 +1,19 @@
 import * as Args from '@oclif/core/args';
 import * as Flags from '@oclif/core/flags';
-import type { Todo } from '../../../src/client/api-client.js';
-import { openWakeStream } from '../../../src/client/open-wake-stream.js';
-import { waitForVerdict } from '../../../src/client/wait-for-verdict.js';
+import type { ApiClient, Todo } from '../../../src/client/api-client.js';
+import { ApiError } from '../../../src/client/client-errors.js';
+import { openWakeStream, type WakeStream } from '../../../src/client/open-wake-stream.js';
+import { waitForVerdict, type ApprovalOutcome } from '../../../src/client/wait-for-verdict.js';
+import { BODY_MAX, TITLE_MAX } from '../../../src/contract/neutralise-text.js';
+import { TEXT_MAX, TITLE_REQUEST_MAX } from '../../../src/contract/text-limits.js';
+import { checkTextLength } from '../../check-text-length.js';
 import { CommandError, EXIT } from '../../command-error.js';
 import { formatTodoLine } from '../../format-todos.js';
 import { SwitchboardCommand } from '../../switchboard-command.js';
 import { todoIdFlag } from '../../todo-id-arg.js';
+
+/** Why an approval whose asker stopped waiting is canceled: the human deciding reads it. */
+const WITHDRAWN = 'nobody is waiting any more';
 
 /** The server's default and largest time to live of an approval. */
 const TTL_DEFAULT = 900;
@@ -20,6 +27,7 @@ Without --wait it prints the approval and exits 0. With --wait it blocks up to t
   0  allowed
   3  denied or canceled (the note, or why, on stderr)
   5  no verdict in time, or the approval expired first
+With no verdict in time, the approval is canceled ("nobody is waiting any more"), so that nobody decides a question no one waits for; --keep leaves it open until it expires, to be read later (\`todo show\`).
 --json prints {"todo": …}, the approval with its verdict, in every case.`;
   static override examples = [
     '<%= config.bin %> approval request "Deploy build 4711 to production?" --wait 600',
@@ -45,10 +53,26 @@ Without --wait it prints the approval and exits 0. With --wait it blocks up to t
       description: 'wait up to this many seconds for the verdict',
       helpValue: 'SECONDS',
     }),
+    keep: Flags.boolean({
+      description: 'with --wait: leave the approval open when no verdict came in time',
+      dependsOn: ['wait'],
+    }),
   };
 
   async run(): Promise<{ todo: Todo }> {
     const { args, flags } = await this.parse(ApprovalRequest);
+    checkTextLength(args.question, {
+      name: 'the question',
+      accepted: TITLE_REQUEST_MAX,
+      kept: TITLE_MAX,
+      advice: 'put the rest in --body',
+    });
+    checkTextLength(flags.body, {
+      name: '--body',
+      accepted: TEXT_MAX,
+      kept: BODY_MAX,
+      advice: 'shorten it',
+    });
     const client = await this.client();
     const ttl = flags.ttl ?? (flags.wait && flags.wait > TTL_DEFAULT ? flags.wait : undefined);
     // Listening before asking costs nothing, and the first read after `ready` finds a verdict
@@ -67,12 +91,12 @@ Without --wait it prints the approval and exits 0. With --wait it blocks up to t
         return { todo: asked };
       }
       this.log(`asked #${asked.id} — waiting for ${asked.assignee} to decide`);
-      const { outcome, todo } = await waitForVerdict(
-        client,
-        wakes,
-        asked.id,
-        Date.now() + flags.wait! * 1000,
-      );
+      const waited = await waitForVerdict(client, wakes, asked.id, Date.now() + flags.wait! * 1000);
+      // Nobody is to decide a question no one waits for, unless --keep.
+      const { outcome, todo } =
+        waited.outcome === 'waiting' && !flags.keep
+          ? await withdraw(client, wakes, waited.todo)
+          : waited;
       if (outcome === 'decided' && todo.verdict === 'allow') {
         this.log(formatTodoLine(todo));
         return { todo };
@@ -83,6 +107,27 @@ Without --wait it prints the approval and exits 0. With --wait it blocks up to t
     } finally {
       wakes?.close();
     }
+  }
+}
+
+/**
+ * Cancels the approval waiting gave up on. If a verdict, a cancel or the expiry came first (the
+ * cancel is refused as a conflict), the approval is read once more and that is the outcome.
+ */
+async function withdraw(
+  client: ApiClient,
+  wakes: WakeStream,
+  todo: Todo,
+): Promise<{ outcome: ApprovalOutcome['outcome'] | 'withdrawn'; todo: Todo }> {
+  try {
+    const { todo: canceled } = await client.cancel(todo.id, WITHDRAWN);
+    return { outcome: 'withdrawn', todo: canceled };
+  } catch (error) {
+    if (!(error instanceof ApiError)) throw error;
+    if (error.code === 'conflict') return waitForVerdict(client, wakes, todo.id, Date.now());
+    // A server from before askers could withdraw: the approval stays open, and the line says so.
+    if (error.code === 'forbidden') return { outcome: 'waiting', todo };
+    throw error;
   }
 }
 
@@ -98,6 +143,11 @@ function refusal(outcome: string, todo: Todo, waited: number): CommandError {
       );
     case 'expired':
       return new CommandError(`${ref} expired without a verdict`, EXIT.noVerdict);
+    case 'withdrawn':
+      return new CommandError(
+        `no verdict on ${ref} within ${waited} s — canceled it (${WITHDRAWN}; --keep leaves it open)`,
+        EXIT.noVerdict,
+      );
     default:
       return new CommandError(
         `no verdict on ${ref} within ${waited} s — it stays open until ${todo.expires_at}`,

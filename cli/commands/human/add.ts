@@ -1,7 +1,7 @@
-import * as Args from '@oclif/core/args';
 import * as Flags from '@oclif/core/flags';
 import { formatPrincipal } from '../../format-todos.js';
 import { SwitchboardCommand } from '../../switchboard-command.js';
+import { principalNameArg } from '../../name-flags.js';
 
 export default class HumanAdd extends SwitchboardCommand {
   static override summary = 'Add a human, with a token shown once (admins)';
@@ -13,7 +13,7 @@ export default class HumanAdd extends SwitchboardCommand {
   ];
   static override enableJsonFlag = true;
   static override args = {
-    name: Args.string({
+    name: principalNameArg({
       required: true,
       description: 'lowercase name, unique among agents and humans',
     }),

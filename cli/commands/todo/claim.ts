@@ -8,6 +8,7 @@ import { formatTodoLine } from '../../format-todos.js';
 import { leaseFlag } from '../../lease-flag.js';
 import { SwitchboardCommand } from '../../switchboard-command.js';
 import { optionalTodoIdArg } from '../../todo-id-arg.js';
+import { queueFlag } from '../../name-flags.js';
 
 export default class TodoClaim extends SwitchboardCommand {
   static override summary = 'Claim a todo: by id, or the oldest claimable one on a queue';
@@ -24,7 +25,7 @@ Without an ID, on an empty queue it prints "no pending todo on QUEUE" ({"todo":n
     id: optionalTodoIdArg('the todo to claim (else the oldest on --queue)'),
   };
   static override flags = {
-    queue: Flags.string({ description: 'claim the oldest claimable todo of this queue' }),
+    queue: queueFlag({ description: 'claim the oldest claimable todo of this queue' }),
     lease: leaseFlag,
     wait: Flags.integer({
       min: 0,

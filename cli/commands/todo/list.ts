@@ -4,6 +4,7 @@ import { CommandError, EXIT } from '../../command-error.js';
 import { formatTodoTable } from '../../format-todos.js';
 import { SwitchboardCommand } from '../../switchboard-command.js';
 import { todoIdFlag } from '../../todo-id-arg.js';
+import { queueFlag } from '../../name-flags.js';
 
 /** The API's page size limit (GET /todos?limit=). */
 const LIMIT_MAX = 500;
@@ -22,7 +23,7 @@ A page holds --limit todos (default ${LIMIT_DEFAULT}, at most ${LIMIT_MAX}); --b
   ];
   static override enableJsonFlag = true;
   static override flags = {
-    queue: Flags.string({ description: 'only this queue' }),
+    queue: queueFlag({ description: 'only this queue' }),
     state: Flags.string({
       description: 'one state, `open` (the default) or `all`',
       options: [...TODO_STATES, 'open', 'all'],
