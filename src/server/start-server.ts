@@ -18,6 +18,7 @@ import { createHttpApp } from '../http/create-http-app.js';
 import type { TodoHooks } from '../http/todo-routes.js';
 import { eventStreamRoutes, type EventStreams } from '../http/event-stream-routes.js';
 import { createMcpEndpoint, type McpEndpoint } from '../mcp/mcp-endpoint.js';
+import { createOAuth, type OAuth } from '../oauth/create-oauth.js';
 import { createMetrics } from '../http/metrics.js';
 import { createTokenCache, type TokenCache } from '../http/token-cache.js';
 import { sweepTodos } from '../ledger/index.js';
@@ -63,6 +64,8 @@ export interface StartServerOptions {
   webPush?: PushTuning;
   /** Tests: the certificate of a fake service that outbound requests are to trust. */
   outboundCa?: OutboundOptions['ca'];
+  /** Tests: the OAuth endpoints' per-address rate limits off. */
+  oauthRateLimit?: false;
   /** Aborted (Ctrl-C during start-up): the embedded PostgreSQL's start gives up at its next step. */
   signal?: AbortSignal;
 }
@@ -104,6 +107,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   let web: WebConsole | undefined;
   let pruner: Pruner | undefined;
   let outbound: Outbound | undefined;
+  let oauth: OAuth | undefined;
   /** Responses not yet ended (event streams included, until they are closed). */
   const inFlight = new Set<ServerResponse>();
   const close = async () => {
@@ -125,6 +129,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     await dispatcher?.close();
     await hub?.close();
     await outbound?.close();
+    await oauth?.close();
     await tokens?.close();
     await db.close();
   };
@@ -185,6 +190,15 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     });
     streams = eventStreamRoutes(db.sql, dispatcher, outbound.policy);
     const hooks = combineHooks(wakes.announce, github.hooks, sources.hooks);
+    oauth = createOAuth({
+      sql: db.sql,
+      schema: db.schema,
+      log,
+      tokens,
+      outbound,
+      publicUrl: config.publicUrl,
+      rateLimit: options.oauthRateLimit,
+    });
     mcp = createMcpEndpoint({
       sql: db.sql,
       tokens,
@@ -192,6 +206,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       hooks,
       version: VERSION,
       dispatcher,
+      authenticate: oauth.mcpAuthenticate,
     });
     web = await createWebConsole({
       sql: db.sql,
@@ -205,6 +220,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       signInAttemptLimit: options.signInAttemptLimit,
       outbound,
       push: options.webPush,
+      morePages: oauth.consentPages,
     });
     const { app } = createHttpApp({
       sql: db.sql,
@@ -215,7 +231,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       sourceWebhooks: sources.webhooks,
       hooks,
       apiRoutes: [github.routes, sources.routes, streams.routes, web.apiRoutes],
-      routes: [mcp.routes, web.routes],
+      routes: [oauth.routes, mcp.routes, web.routes],
     });
     http = createServer(app);
     http.on('request', (_req, res: ServerResponse) => {
@@ -238,6 +254,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
           'put a TLS proxy in front and set SWITCHBOARD_PUBLIC_URL to its https:// address, or set HOST=127.0.0.1 to keep it on this machine',
       );
     }
+    await oauth.listening(url, mcp);
     await db.recordServerUrl(url);
     await bootstrapAdmin(db.sql, {
       url,

@@ -103,6 +103,9 @@ export async function startTestServer(
     signInAttemptLimit: options.web?.signInAttemptLimit,
     webPush: options.web?.push,
     outboundCa: options.outbound?.ca,
+    // Tests sign in many clients from one address: the OAuth endpoints' rate limits (the MCP
+    // SDK's, per address) are off here.
+    oauthRateLimit: false,
     handleSignals: true,
   });
   const adminToken = options.schema
