@@ -172,3 +172,146 @@ test('a human who is not signed in signs in first and comes back to the consent 
   await expect.poll(() => new URL(w.page.url()).pathname).toMatch(/^\/oauth\/consent\//);
   await w.page.getByText('Late client').first().waitFor();
 });
+
+/** A token endpoint request, as a client sends it (form-encoded). */
+async function tokenRequest(form: Record<string, string>) {
+  const answer = await fetch(`${server.url}/oauth/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams(form),
+  });
+  return { status: answer.status, body: (await answer.json()) as Record<string, any> };
+}
+
+/** A client signed in as `reviewer` through the browser; its provider holds the tokens. */
+async function signedInClient(name: string): Promise<MemoryOAuthProvider> {
+  const w = await browser.newPage();
+  await signIn(w.page, server, ada);
+  const provider = new MemoryOAuthProvider(callback.url, name);
+  await signInClient(w, provider, async ({ page }) => {
+    await page.getByLabel(/^reviewer/).check();
+    await page.getByRole('button', { name: 'Allow' }).click();
+  });
+  await w.context.close();
+  return provider;
+}
+
+test('refresh tokens rotate: the new pair works, and the used refresh token is refused with nothing changed', async () => {
+  const provider = await signedInClient('Refreshing client');
+  const first = provider.saved!;
+  const clientId = provider.information!.client_id;
+  const refreshed = await tokenRequest({
+    grant_type: 'refresh_token',
+    refresh_token: first.refresh_token!,
+    client_id: clientId,
+    resource: mcpUrl().href,
+  });
+  expect(refreshed.status).toBe(200);
+  expect(refreshed.body).toMatchObject({ token_type: 'Bearer', expires_in: 3600 });
+  expect(refreshed.body.refresh_token).not.toBe(first.refresh_token);
+  expect(refreshed.body.access_token).not.toBe(first.access_token);
+
+  const again = await tokenRequest({
+    grant_type: 'refresh_token',
+    refresh_token: first.refresh_token!,
+    client_id: clientId,
+  });
+  expect(again).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
+  expect(again.body.error_description).toMatch(/already used/);
+
+  // The rotated pair works: the new access token on /mcp, the new refresh token once.
+  provider.saveTokens(refreshed.body as any);
+  const mcp = await connect(provider);
+  expect((await mcp.client.listTools()).tools.length).toBeGreaterThan(5);
+  await mcp.client.close();
+  const next = await tokenRequest({
+    grant_type: 'refresh_token',
+    refresh_token: refreshed.body.refresh_token,
+    client_id: clientId,
+  });
+  expect(next.status).toBe(200);
+});
+
+test('revoking a sign-in on the agents page ends its live MCP session at once: its stream closes, its tokens are refused', async () => {
+  const provider = await signedInClient('Revoked client');
+  const token = provider.saved!.access_token;
+  const headers = {
+    authorization: `Bearer ${token}`,
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+  };
+  const init = await fetch(mcpUrl(), {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: {
+        protocolVersion: '2025-06-18',
+        capabilities: {},
+        clientInfo: { name: 'raw', version: '1' },
+      },
+    }),
+  });
+  expect(init.status).toBe(200);
+  const session = init.headers.get('mcp-session-id')!;
+  const stream = await fetch(mcpUrl(), {
+    headers: { ...headers, accept: 'text/event-stream', 'mcp-session-id': session },
+  });
+  expect(stream.status).toBe(200);
+  const reader = stream.body!.getReader();
+  const ended = (async () => {
+    for (;;) if ((await reader.read()).done) return true;
+  })();
+
+  const w = await browser.newPage();
+  await signIn(w.page, server, ada);
+  await w.page.goto(`${server.url}/agents`);
+  await w.page.getByRole('button', { name: 'Revoke Revoked client as reviewer' }).click();
+  await expect.poll(() => new URL(w.page.url()).pathname).toBe('/agents');
+  expect(await w.page.locator('.sign-ins').textContent()).not.toContain('Revoked client');
+
+  expect(await ended).toBe(true);
+  const after = await fetch(mcpUrl(), {
+    method: 'POST',
+    headers: { ...headers, 'mcp-session-id': session },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }),
+  });
+  expect(after.status).toBe(401);
+  expect(after.headers.get('www-authenticate')).toContain('invalid_token');
+  // The refresh token ended with its grant.
+  const refresh = await tokenRequest({
+    grant_type: 'refresh_token',
+    refresh_token: provider.saved!.refresh_token!,
+    client_id: provider.information!.client_id,
+  });
+  expect(refresh).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
+});
+
+test('a client revokes its own sign-in (RFC 7009): its access token is refused at once', async () => {
+  const provider = await signedInClient('Leaving client');
+  const mcp = await connect(provider);
+  expect((await mcp.client.listTools()).tools.length).toBeGreaterThan(5);
+  const revoked = await fetch(`${server.url}/oauth/revoke`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({
+      token: provider.saved!.refresh_token!,
+      token_type_hint: 'refresh_token',
+      client_id: provider.information!.client_id,
+    }),
+  });
+  expect(revoked.status).toBe(200);
+  const answer = await fetch(mcpUrl(), {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${provider.saved!.access_token}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+    },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }),
+  });
+  expect(answer.status).toBe(401);
+  await mcp.client.close().catch(() => {});
+});
