@@ -82,7 +82,12 @@ export function oauthRoutes({ sql, provider, endpoints, rateLimit }: OAuthRoutes
       ...limits,
     }),
   );
-  routes.use(OAUTH_PATHS.authorization, form, authorizationHandler({ provider, ...limits }));
+  routes.use(
+    OAUTH_PATHS.authorization,
+    form,
+    keepState,
+    authorizationHandler({ provider, ...limits }),
+  );
   routes.use(OAUTH_PATHS.token, form, deviceRoutes.tokenGrant({ sql, provider }));
   routes.use(OAUTH_PATHS.token, tokenHandler({ provider, ...limits }));
   routes.use(OAUTH_PATHS.revocation, form, revocationHandler({ provider, ...limits }));
@@ -94,6 +99,25 @@ export function oauthRoutes({ sql, provider, endpoints, rateLimit }: OAuthRoutes
   routes.use(['/.well-known', '/oauth'], bodyErrorsAsOAuth);
   return routes;
 }
+
+/**
+ * RFC 6749 §4.1.2.1: an error sent back to the client carries the request's `state`. The SDK's
+ * authorization handler leaves it out when the request's other parameters did not parse (a
+ * missing or `plain` PKCE method): it is put back here, so the client can match the refusal.
+ */
+const keepState: express.RequestHandler = (req, res, next) => {
+  const state = ((req.method === 'POST' ? req.body : req.query) as Record<string, unknown>)?.state;
+  if (typeof state !== 'string') return next();
+  const redirect = res.redirect.bind(res) as (status: number, url: string) => void;
+  res.redirect = ((status: number | string, url?: string) => {
+    if (typeof status === 'string') [status, url] = [302, status];
+    const target = new URL(url!);
+    if (target.searchParams.has('error') && !target.searchParams.has('state'))
+      target.searchParams.set('state', state);
+    redirect(status, target.href);
+  }) as typeof res.redirect;
+  next();
+};
 
 /** A metadata document answers at its own path only (router.use would also match below it). */
 function exactly(handler: express.RequestHandler): express.RequestHandler {
