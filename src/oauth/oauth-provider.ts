@@ -164,7 +164,7 @@ export function createOAuthProvider({
 
     async verifyAccessToken(token): Promise<AuthInfo> {
       const bearer = await tokens.authenticate(token);
-      if (!bearer) throw new InvalidTokenError('token is invalid, expired or revoked');
+      if (!bearer) throw new InvalidTokenError('token is invalid or revoked (or expired)');
       const { grant } = bearer;
       return {
         token,

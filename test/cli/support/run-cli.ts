@@ -55,6 +55,8 @@ export interface RunningCli {
   child: ChildProcessWithoutNullStreams;
   /** Everything it printed on stdout so far. */
   readonly stdout: string;
+  /** Everything it printed on stderr so far. */
+  readonly stderr: string;
   /** Its exit code and whole output, once it exited. */
   done: Promise<CliResult>;
   /** Resolves once stdout matches; rejects if the command exits first or takes too long. */
@@ -86,6 +88,9 @@ export function startCli(
     child,
     get stdout() {
       return stdout;
+    },
+    get stderr() {
+      return stderr;
     },
     done,
     waitFor(text, timeoutMs = 20_000) {
