@@ -296,6 +296,13 @@ async function exchangeOnce(db: Db, id: string): Promise<Grant> {
  * as a token from `agent add` does.
  */
 export async function issueGrantTokens(db: Db, grant: Grant): Promise<GrantTokens> {
+  // A client refreshes hourly for as long as it is signed in: what it no longer holds goes.
+  await db`
+    delete from tokens
+    where grant_id = ${grant.id} and expires_at < now() - interval '1 day'`;
+  await db`
+    delete from oauth_refresh_tokens
+    where grant_id = ${grant.id} and (used_at < now() - interval '1 day' or expires_at < now())`;
   if (grant.principal_kind === 'human') {
     return {
       access_token: await issueToken(db, grant.principal_id, {

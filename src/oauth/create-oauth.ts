@@ -31,7 +31,7 @@ export interface OAuth {
   /** /mcp's authentication: OAuth's bearer check when OAuth is on, else the API's. */
   mcpAuthenticate: RequestHandler;
   /** The console's consent, device and revoke pages (mounted with the console's pages). */
-  consentPages(render: RenderPage, cookies: CookiePolicy): Router;
+  consentPages: (render: RenderPage, cookies: CookiePolicy) => Router;
   /** The server listens at `url`: OAuth's addresses are built now (from the public URL if set). */
   listening(url: string, mcp: McpEndpoint): Promise<void>;
   close(): Promise<void>;

@@ -109,13 +109,13 @@ const keepState: express.RequestHandler = (req, res, next) => {
   const state = ((req.method === 'POST' ? req.body : req.query) as Record<string, unknown>)?.state;
   if (typeof state !== 'string') return next();
   const redirect = res.redirect.bind(res) as (status: number, url: string) => void;
-  res.redirect = ((status: number | string, url?: string) => {
+  res.redirect = (status: number | string, url?: string) => {
     if (typeof status === 'string') [status, url] = [302, status];
     const target = new URL(url!);
     if (target.searchParams.has('error') && !target.searchParams.has('state'))
       target.searchParams.set('state', state);
     redirect(status, target.href);
-  }) as typeof res.redirect;
+  };
   next();
 };
 
