@@ -96,7 +96,8 @@ export function consentRoutes(options: ConsentRoutesOptions): Router {
     // The answer redirects to the client: the page's form may go there (CSP form-action).
     const target = request.redirect_uri ? new URL(request.redirect_uri) : undefined;
     if (target) {
-      const source = target.host ? target.origin : target.protocol;
+      // An app's own scheme has no origin (`cursor://…` is "null"): the scheme is its source.
+      const source = /^https?:$/.test(target.protocol) ? target.origin : target.protocol;
       res.set(
         'content-security-policy',
         String(res.get('content-security-policy')).replace(

@@ -281,6 +281,27 @@ describe('authorization', () => {
   );
 });
 
+test('regression: a native app’s own scheme with a host (cursor://…) put "null" in the consent page’s CSP, whose form could then not go there', async () => {
+  const app = 'cursor://anysphere.cursor-retrieval/oauth/callback';
+  const { status, body } = await register({ client_name: 'Native app', redirect_uris: [app] });
+  expect(status).toBe(201);
+  const asked = await authorizeRequest({
+    response_type: 'code',
+    client_id: body.client_id,
+    redirect_uri: app,
+    code_challenge: pkce().challenge,
+    code_challenge_method: 'S256',
+  });
+  const consent = new URL(asked.location!, server.url).pathname;
+  const page = await session.request(consent);
+  expect(page.headers.get('content-security-policy')).toContain("form-action 'self' cursor:;");
+  expect(await page.text()).toContain('<code>cursor:</code>');
+  const allowed = await session.request(consent, { decision: 'allow', agent: 'reviewer' });
+  expect(allowed.headers.get('location')).toMatch(
+    /^cursor:\/\/anysphere\.cursor-retrieval\/oauth\/callback\?code=sbc_/,
+  );
+});
+
 describe('the token endpoint', () => {
   let client: string;
   let other: string;

@@ -49,7 +49,8 @@ function cliAsks({ request, human }: ConsentView): Html {
 
 function clientAsks({ request }: ConsentView, name: string): Html {
   const redirect = request.redirect_uri ? new URL(request.redirect_uri) : undefined;
-  const where = redirect ? (redirect.host ? redirect.origin : redirect.protocol) : undefined;
+  const where =
+    redirect && (/^https?:$/.test(redirect.protocol) ? redirect.origin : redirect.protocol);
   return html`<p>
       <strong>${name}</strong> asks to work on switchboard as one of your agents: it will see and
       work that agent’s queues, and nothing else — never as you.
