@@ -1,5 +1,5 @@
-import { spawn } from 'node:child_process';
 import * as Flags from '@oclif/core/flags';
+import { openInBrowser } from '../open-in-browser.js';
 import { SwitchboardCommand } from '../switchboard-command.js';
 
 export default class Open extends SwitchboardCommand {
@@ -26,21 +26,4 @@ export default class Open extends SwitchboardCommand {
       this.log('(opened in your browser; the link works once)');
     return { url };
   }
-}
-
-/** Opens the URL with the desktop's own opener, where a desktop exists; says whether it tried. */
-function openInBrowser(url: string): boolean {
-  const opener =
-    process.platform === 'darwin'
-      ? ['open', url]
-      : process.platform === 'win32'
-        ? ['cmd', '/c', 'start', '""', url]
-        : process.env.DISPLAY || process.env.WAYLAND_DISPLAY
-          ? ['xdg-open', url]
-          : undefined;
-  if (!opener) return false;
-  const child = spawn(opener[0]!, opener.slice(1), { stdio: 'ignore', detached: true });
-  child.on('error', () => {});
-  child.unref();
-  return true;
 }

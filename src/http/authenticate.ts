@@ -1,5 +1,5 @@
-import type { RequestHandler, Response } from 'express';
-import { actorFor, type Actor } from '../ledger/index.js';
+import type { Request, RequestHandler, Response } from 'express';
+import { actorFor, type Actor, type Principal } from '../ledger/index.js';
 import { clientAddressOf } from './client-address.js';
 import type { FailureLimiter } from './failure-limiter.js';
 import { HttpError } from './http-error.js';
@@ -25,8 +25,8 @@ export function authenticate(tokens: TokenCache, failures: FailureLimiter): Requ
         'missing bearer token: send Authorization: Bearer sbk_…',
       );
     }
-    const principal = await tokens.authenticate(match[1]!);
-    if (!principal) {
+    const bearer = await tokens.authenticate(match[1]!);
+    if (!bearer) {
       const wait = await failures.fail(`token:${clientAddressOf(req)}`);
       if (wait === undefined)
         throw new HttpError(401, 'unauthenticated', 'token is invalid or revoked');
@@ -38,11 +38,19 @@ export function authenticate(tokens: TokenCache, failures: FailureLimiter): Requ
           `wait ${wait} s before sending another (SWITCHBOARD_AUTH_FAILURE_LIMIT; a valid token is always accepted)`,
       );
     }
-    const client = req.get('x-switchboard-client');
-    res.locals.actor = actorFor(principal, client && CLIENTS.has(client) ? client : 'api');
+    // An OAuth token is bound to its resource (RFC 8707): a client's for /mcp is no API token.
+    if (bearer.grant && !bearer.grant.resource.endsWith('/api/v1'))
+      throw new HttpError(401, 'unauthenticated', 'this token was issued for /mcp, not the API');
+    res.locals.actor = actorOfRequest(req, bearer.principal);
     res.locals.token = match[1]!;
     next();
   };
+}
+
+/** The principal as the acting actor, `via` what the request says it comes from. */
+export function actorOfRequest(req: Request, principal: Principal): Actor {
+  const client = req.get('x-switchboard-client');
+  return actorFor(principal, client && CLIENTS.has(client) ? client : 'api');
 }
 
 export function actorOf(res: Response): Actor {

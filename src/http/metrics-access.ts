@@ -27,8 +27,9 @@ export function metricsAccess(
     const token = match[1]!;
     // Hashing first makes the comparison as long whatever the length of what was sent.
     if (expected && timingSafeEqual(digest(token), expected)) return next();
-    const principal = await tokens.authenticate(token);
-    if (!principal) throw refuse();
+    const bearer = await tokens.authenticate(token);
+    if (!bearer) throw refuse();
+    const { principal } = bearer;
     if (principal.kind !== 'human' || !principal.is_admin)
       throw new HttpError(403, 'forbidden', 'only an admin’s token reads metrics');
     next();

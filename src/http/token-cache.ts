@@ -1,10 +1,13 @@
 import type postgres from 'postgres';
-import { authenticateToken, hashToken, type Principal } from '../ledger/index.js';
+import { authenticateBearer, hashToken, type Bearer } from '../ledger/index.js';
 import type { Logger } from '../logger.js';
 
 export interface TokenCache {
-  /** The principal a token belongs to, unless it or its principal was revoked. */
-  authenticate(token: string): Promise<Principal | undefined>;
+  /**
+   * The principal a token belongs to and the grant it was issued under, unless it, its grant or
+   * its principal was revoked, or it expired.
+   */
+  authenticate(token: string): Promise<Bearer | undefined>;
   /**
    * Forgets every token now: this process just revoked one, and its next request must not wait
    * for the NOTIFY to come back round.
@@ -29,7 +32,7 @@ export async function createTokenCache(
   schema: string,
   log: Logger,
 ): Promise<TokenCache> {
-  const entries = new Map<string, { principal: Principal; until: number }>();
+  const entries = new Map<string, { bearer: Bearer; until: number }>();
   let generation = 0;
   let listening = false;
   const clear = () => {
@@ -51,15 +54,17 @@ export async function createTokenCache(
     async authenticate(token) {
       const key = hashToken(token).toString('base64');
       const cached = entries.get(key);
-      if (cached && cached.until > Date.now()) return cached.principal;
+      if (cached && cached.until > Date.now()) return cached.bearer;
       const seen = generation;
-      const principal = await authenticateToken(sql, token);
-      if (principal && listening && seen === generation) {
+      const bearer = await authenticateBearer(sql, token);
+      if (bearer && listening && seen === generation) {
         entries.delete(key);
         if (entries.size >= MAX_ENTRIES) entries.delete(entries.keys().next().value!);
-        entries.set(key, { principal, until: Date.now() + TTL_MS });
+        // An OAuth access token is not kept past its expiry.
+        const expires = bearer.grant?.expires_at?.getTime() ?? Infinity;
+        entries.set(key, { bearer, until: Math.min(Date.now() + TTL_MS, expires) });
       }
-      return principal;
+      return bearer;
     },
     clear,
     async close() {

@@ -13,6 +13,8 @@ export * from './heartbeat-todo.js';
 export * from './ledger-error.js';
 export * from './list-todos.js';
 export * from '../contract/neutralise-text.js';
+export * from './oauth-clients.js';
+export * from './oauth-grants.js';
 export * from './principals.js';
 export * from './release-quarantined-todo.js';
 export * from './release-todo.js';

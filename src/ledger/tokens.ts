@@ -10,18 +10,90 @@ export function hashToken(token: string): Buffer {
   return createHash('sha256').update(token).digest();
 }
 
-/** Mints a token for a principal. The token itself is returned once and never stored. */
-export async function issueToken(db: Db, principalId: number): Promise<string> {
+/** The grant an OAuth access token was issued under (src/ledger/oauth-grants.ts). */
+export interface TokenGrant {
+  id: number;
+  client_id: string;
+  /** The resource the token is for: `<public URL>/mcp` or `<public URL>/api/v1`. */
+  resource: string;
+  /** When the token stops working; null for the CLI's, which lasts until revoked. */
+  expires_at: Date | null;
+}
+
+/** Who a bearer token acts as, and under which grant (null: a static token, good everywhere). */
+export interface Bearer {
+  principal: Principal;
+  grant: TokenGrant | null;
+}
+
+/**
+ * Mints a token for a principal. The token itself is returned once and never stored. A token
+ * issued under an OAuth grant names it, and may expire.
+ */
+export async function issueToken(
+  db: Db,
+  principalId: number,
+  grant?: { id: number; expiresInSeconds: number | null },
+): Promise<string> {
   const token = PREFIX + randomBytes(32).toString('base64url');
-  await db`insert into tokens (principal_id, hash) values (${principalId}, ${hashToken(token)})`;
+  const expires =
+    grant?.expiresInSeconds == null
+      ? null
+      : db`now() + make_interval(secs => ${grant.expiresInSeconds})`;
+  await db`
+    insert into tokens (principal_id, hash, grant_id, expires_at)
+    values (${principalId}, ${hashToken(token)}, ${grant?.id ?? null}, ${expires})`;
   return token;
+}
+
+/**
+ * The principal a token belongs to and its grant, unless the token, its grant or the principal
+ * was revoked, or the token expired. A grant's last use is noted (at most once a minute: the
+ * console shows it, and callers keep what they found in memory meanwhile).
+ */
+export async function authenticateBearer(db: Db, token: string): Promise<Bearer | undefined> {
+  if (!TOKEN.test(token)) return undefined;
+  const [row] = await db<(Principal & GrantColumns)[]>`
+    with found as (
+      select p.*, t.grant_id, g.client_id as grant_client_id, g.resource as grant_resource,
+        t.expires_at as token_expires_at
+      from tokens t
+      join principals p on p.id = t.principal_id
+      left join oauth_grants g on g.id = t.grant_id
+      where t.hash = ${hashToken(token)} and t.revoked_at is null and p.revoked_at is null
+        and (t.expires_at is null or t.expires_at > now())
+        and (t.grant_id is null or g.revoked_at is null)
+    ), used as (
+      update oauth_grants set last_used_at = now()
+      from found
+      where oauth_grants.id = found.grant_id
+        and (oauth_grants.last_used_at is null or oauth_grants.last_used_at < now() - interval '1 minute')
+    )
+    select * from found`;
+  if (!row) return undefined;
+  const { grant_id, grant_client_id, grant_resource, token_expires_at, ...principal } = row;
+  return {
+    principal,
+    grant:
+      grant_id === null
+        ? null
+        : {
+            id: Number(grant_id),
+            client_id: grant_client_id!,
+            resource: grant_resource!,
+            expires_at: token_expires_at,
+          },
+  };
+}
+
+interface GrantColumns {
+  grant_id: number | null;
+  grant_client_id: string | null;
+  grant_resource: string | null;
+  token_expires_at: Date | null;
 }
 
 /** The principal a token belongs to, unless the token or the principal was revoked. */
 export async function authenticateToken(db: Db, token: string): Promise<Principal | undefined> {
-  if (!TOKEN.test(token)) return undefined;
-  const [principal] = await db<Principal[]>`
-    select p.* from tokens t join principals p on p.id = t.principal_id
-    where t.hash = ${hashToken(token)} and t.revoked_at is null and p.revoked_at is null`;
-  return principal;
+  return (await authenticateBearer(db, token))?.principal;
 }

@@ -4,7 +4,13 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
-import express, { Router, type ErrorRequestHandler, type Request, type Response } from 'express';
+import express, {
+  Router,
+  type ErrorRequestHandler,
+  type Request,
+  type RequestHandler,
+  type Response,
+} from 'express';
 import type postgres from 'postgres';
 import type { Doorbell } from '../contract/doorbell.js';
 import type { Dispatcher } from '../delivery/create-dispatcher.js';
@@ -32,6 +38,8 @@ const PING_MS = 15_000;
 interface McpSession {
   id: string;
   actor: Actor;
+  /** The OAuth grant whose token opened it: revoking the grant ends the session. */
+  grantId?: number;
   /** Lease tokens of this session's claims, so that an agent need not carry them around. */
   leases: Map<number, string>;
   lastActiveAt: number;
@@ -47,6 +55,10 @@ export interface McpEndpoint {
   routes: Router;
   /** How many sessions are open in this process. */
   openSessions(): number;
+  /** The OAuth grants that opened the sessions open now. */
+  openGrants(): number[];
+  /** Ends at once every session a grant opened (it was revoked), and their streams. */
+  endGrant(grantId: number): void;
   /** Ends every session and its notification stream. */
   close(): void;
 }
@@ -63,6 +75,8 @@ export interface McpEndpointOptions {
   revocations: RevocationWatch;
   /** Sessions and streams per principal, failed tokens, the rate per principal. */
   limits: Limits;
+  /** Resolves the bearer token to `res.locals.actor` (default: the API's check; OAuth's with it on). */
+  authenticate?: RequestHandler;
 }
 
 /**
@@ -85,6 +99,7 @@ export function createMcpEndpoint({
   dispatcher,
   revocations,
   limits,
+  authenticate: authenticateBearer = authenticate(tokens, limits.authFailures),
 }: McpEndpointOptions): McpEndpoint {
   const sessions = new Map<string, McpSession>();
   const jsonSchemaValidator = new AjvJsonSchemaValidator();
@@ -251,6 +266,7 @@ export function createMcpEndpoint({
     const session: McpSession = {
       id: randomUUID(),
       actor: { ...authenticated, via: authenticated.via === 'channel' ? 'channel' : 'mcp' },
+      grantId: res.locals.grantId as number | undefined,
       leases: new Map(),
       lastActiveAt: Date.now(),
       release,
@@ -264,7 +280,7 @@ export function createMcpEndpoint({
   // Authenticated first: no body is read for a caller without a valid token.
   routes.use(
     MCP_PATH,
-    authenticate(tokens, limits.authFailures),
+    authenticateBearer,
     limitPrincipalRate(limits.rate, (res, message) => jsonRpcError(res, 429, message)),
     express.json({ limit: '2mb', verify: requireUtf8 }),
   );
@@ -276,6 +292,11 @@ export function createMcpEndpoint({
   return {
     routes,
     openSessions: () => sessions.size,
+    openGrants: () => [...new Set([...sessions.values()].flatMap((s) => s.grantId ?? []))],
+    endGrant(grantId) {
+      for (const session of [...sessions.values()])
+        if (session.grantId === grantId) closeSession(session);
+    },
     close() {
       clearInterval(sweep);
       for (const session of [...sessions.values()]) closeSession(session);

@@ -19,6 +19,7 @@ import { createLimits, type Limits } from '../http/create-limits.js';
 import type { TodoHooks } from '../http/todo-routes.js';
 import { eventStreamRoutes, type EventStreams } from '../http/event-stream-routes.js';
 import { createMcpEndpoint, type McpEndpoint } from '../mcp/mcp-endpoint.js';
+import { createOAuth, type OAuth } from '../oauth/create-oauth.js';
 import { createMetrics } from '../http/metrics.js';
 import { createPublicAddress } from '../http/public-address.js';
 import { createTokenCache, type TokenCache } from '../http/token-cache.js';
@@ -70,6 +71,8 @@ export interface StartServerOptions {
   outboundCa?: OutboundOptions['ca'];
   /** Tests: shorter header and request timeouts. */
   httpTimeouts?: Partial<HttpTimeouts>;
+  /** Tests: the OAuth endpoints' per-address rate limits off. */
+  oauthRateLimit?: false;
   /** Aborted (Ctrl-C during start-up): the embedded PostgreSQL's start gives up at its next step. */
   signal?: AbortSignal;
 }
@@ -117,6 +120,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   let pruner: Pruner | undefined;
   let outbound: Outbound | undefined;
   let limits: Limits | undefined;
+  let oauth: OAuth | undefined;
   /** Responses not yet ended (event streams included, until they are closed). */
   const inFlight = new Set<ServerResponse>();
   const close = async () => {
@@ -139,6 +143,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     await dispatcher?.close();
     await hub?.close();
     await outbound?.close();
+    await oauth?.close();
     await tokens?.close();
     await revocations?.close();
     limits?.close();
@@ -214,6 +219,16 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       limits.streams,
     );
     const hooks = combineHooks(wakes.announce, github.hooks, sources.hooks);
+    oauth = createOAuth({
+      sql: db.sql,
+      schema: db.schema,
+      log,
+      tokens,
+      outbound,
+      publicUrl: config.publicUrl,
+      rateLimit: options.oauthRateLimit,
+      authFailures: limits.authFailures,
+    });
     mcp = createMcpEndpoint({
       sql: db.sql,
       tokens,
@@ -223,6 +238,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       dispatcher,
       revocations,
       limits,
+      authenticate: oauth.mcpAuthenticate,
     });
     web = await createWebConsole({
       sql: db.sql,
@@ -240,6 +256,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       outbound,
       push: options.webPush,
       streams: limits.streams,
+      morePages: oauth.consentPages,
     });
     const { app } = createHttpApp({
       sql: db.sql,
@@ -251,7 +268,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       sourceWebhooks: sources.webhooks,
       hooks,
       apiRoutes: [github.routes, sources.routes, streams.routes, web.apiRoutes],
-      routes: [mcp.routes, web.routes],
+      routes: [oauth.routes, mcp.routes, web.routes],
       address: publicAddress,
       metricsToken: config.metricsToken,
     });
@@ -285,6 +302,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
           'put a TLS proxy in front and set SWITCHBOARD_PUBLIC_URL to its https:// address, or set HOST=127.0.0.1 to keep it on this machine',
       );
     }
+    await oauth.listening(url, mcp);
     await db.recordServerUrl(url);
     await bootstrapAdmin(db.sql, {
       url,

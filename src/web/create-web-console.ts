@@ -18,15 +18,15 @@ import type { Outbound } from '../outbound/create-outbound.js';
 import { loadPushKeys } from './push-keys.js';
 import { pushRoutes } from './push-routes.js';
 import { createPushSender, type PushSender, type PushTuning } from './push-sender.js';
-import { pageRenderer } from './render-page.js';
+import { pageRenderer, type RenderPage } from './render-page.js';
 import { securityHeaders } from './security-headers.js';
 import { serviceWorkerRoute } from './service-worker-route.js';
 import { signInRoutes } from './sign-in-routes.js';
 import { webErrorHandler } from './web-error-handler.js';
-import { readWebSession, webRequestOf } from './web-request.js';
+import { readWebSession, webRequestOf, type CookiePolicy } from './web-request.js';
 
 const CONSOLE_PATH =
-  /^\/(?:$|approvals\/|todos(?:$|\/)|quarantine$|deliveries$|agents(?:$|\/)|live$|push\/|sign-in(?:$|\/)|sign-out$|auth\/github(?:$|\/))/;
+  /^\/(?:$|approvals\/|todos(?:$|\/)|quarantine$|deliveries$|agents(?:$|\/)|live$|push\/|sign-in(?:$|\/)|sign-out$|auth\/github(?:$|\/)|oauth\/consent\/|device$)/;
 
 export interface WebConsoleOptions {
   sql: postgres.Sql;
@@ -54,6 +54,8 @@ export interface WebConsoleOptions {
   push?: PushTuning;
   /** Open event streams per principal: a page's live stream takes one, as the API's do. */
   streams: PrincipalSlots;
+  /** Pages of another module, with the console's session, guards and error pages (OAuth's consent). */
+  morePages?: (render: RenderPage, cookies: CookiePolicy) => Router;
 }
 
 export interface WebConsole {
@@ -121,6 +123,7 @@ export async function createWebConsole(options: WebConsoleOptions): Promise<WebC
   pages.use(signIn.routes);
   pages.use(streams.routes);
   pages.use(pushRoutes(sql));
+  if (options.morePages) pages.use(options.morePages(render, cookies));
   pages.use(pageRoutes({ sql, hooks, render, address: options.address, tokens: options.tokens }));
   pages.use((req, _res, next) =>
     next(new HttpError(404, 'not_found', `There is no page at ${req.path}.`)),

@@ -28,6 +28,7 @@ import {
 import type { Principal } from '../ledger/index.js';
 import { signInBody } from './views/sign-in-page.js';
 import type { RenderPage } from './render-page.js';
+import { takeReturn } from './return-after-sign-in.js';
 
 export interface SignInOptions {
   sql: postgres.Sql;
@@ -66,7 +67,7 @@ export function signInRoutes(options: SignInOptions): { routes: Router; apiRoute
     const token = await openWebSession(sql, human, method);
     setSessionCookie(res, cookies, token);
     log.info({ human: human.name, method }, 'signed in to the web console');
-    res.redirect(303, localPath(next));
+    res.redirect(303, takeReturn(res.req, res, cookies) ?? localPath(next));
   };
   const refuse = (res: Response, status: number, problem: string) =>
     render(res, { status, title: 'Sign in', body: signInBody({ github: !!github, problem }) });

@@ -90,11 +90,12 @@ describe('one entry per server', () => {
     expect((await readCredentials()).current).toBe(b.url);
     expect(parseJson(await runCli(['whoami', '--json'], home.env)).url).toBe(b.url);
 
+    // A server with no token saved is signed in to through the browser: one that is not there
+    // cannot be, and nothing is saved.
     const unknown = await runCli(['login', '--url', 'http://127.0.0.1:9'], home.env);
-    expect(unknown.code).toBe(2);
-    expect(unknown.stderr).toMatch(
-      /^no token saved for http:\/\/127\.0\.0\.1:9 in .* — pass --token/,
-    );
+    expect(unknown.code).toBe(4);
+    expect(unknown.stderr).toMatch(/^cannot reach http:\/\/127\.0\.0\.1:9 /);
+    expect((await readCredentials()).servers).not.toHaveProperty(['http://127.0.0.1:9']);
 
     // A second token for the first server (minted from its data directory), saved by login.
     const minted = parseJson(

@@ -118,6 +118,9 @@ export async function startTestServer(
     webPush: options.web?.push,
     outboundCa: options.outbound?.ca,
     httpTimeouts: options.httpTimeouts,
+    // Tests sign in many clients from one address: the OAuth endpoints' rate limits (the MCP
+    // SDK's, per address) are off here.
+    oauthRateLimit: false,
     handleSignals: true,
   });
   const adminToken = options.schema

@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import type { Page } from 'playwright-core';
+import { startCallback } from '../oauth/support/oauth-client.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { launchBrowser, type TestBrowser } from './support/browser.js';
 import { addHuman, signIn, signInLink, waitLive } from './support/console.js';
@@ -138,4 +139,48 @@ test('the vended agent page (its token shown once) is accessible too', async () 
   await w.page.getByRole('button', { name: 'Vend' }).click();
   await w.page.getByLabel('Token of ci-bot').waitFor();
   expect(await axe(w.page)).toEqual([]);
+});
+
+test('the OAuth consent page, the device page and the agents page with its sign-ins are accessible too', async () => {
+  const callback = await startCallback();
+  const redirect = callback.url;
+  const registered = await fetch(`${server.url}/oauth/register`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ client_name: 'Screen reader client', redirect_uris: [redirect] }),
+  });
+  const { client_id } = (await registered.json()) as { client_id: string };
+  const authorize = new URL(`${server.url}/oauth/authorize`);
+  authorize.search = new URLSearchParams({
+    response_type: 'code',
+    client_id,
+    redirect_uri: redirect,
+    code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+    code_challenge_method: 'S256',
+  }).toString();
+  const w = await browser.newPage();
+  await w.page.goto(await signInLink(server, ada));
+  await w.page.goto(authorize.href);
+  await w.page.getByRole('button', { name: 'Allow' }).waitFor();
+  expect({ page: 'consent', violations: await axe(w.page) }).toEqual({
+    page: 'consent',
+    violations: [],
+  });
+  // Allowed, the browser goes back to the client.
+  const answer = callback.next();
+  await w.page.getByRole('button', { name: 'Allow' }).click();
+  expect((await answer).get('code')).toMatch(/^sbc_/);
+  await callback.close();
+  await w.page.goto(`${server.url}/device`);
+  expect({ page: 'device', violations: await axe(w.page) }).toEqual({
+    page: 'device',
+    violations: [],
+  });
+  await w.page.goto(`${server.url}/agents`);
+  await w.page.locator('.sign-ins tbody tr').first().waitFor();
+  expect({ page: 'sign-ins', violations: await axe(w.page) }).toEqual({
+    page: 'sign-ins',
+    violations: [],
+  });
+  expect(w.refusals()).toEqual([]);
 });

@@ -1,6 +1,7 @@
-import { listPrincipals, type Principal } from '../../ledger/index.js';
+import { listGrants, listPrincipals, type Principal } from '../../ledger/index.js';
 import { html } from '../html.js';
 import { liveAttrs } from './live-attrs.js';
+import { signInsTable } from './sign-ins-table.js';
 import type { PageLoader } from './page-view.js';
 import { timeTag } from './time-tag.js';
 
@@ -23,6 +24,7 @@ export const agentsPage: PageLoader = async ({ sql, web }) => {
     title: 'Agents',
     nav: 'agents',
     intro,
+    outro: signInsTable(await listGrants(sql, web.actor), web.csrf),
     items,
     region: (items) =>
       items.length === 0
