@@ -93,7 +93,7 @@ export function createOAuth(options: OAuthOptions): OAuth {
         onGrantRevoked,
       });
       routes = oauthRoutes({ sql, provider, endpoints, rateLimit: options.rateLimit });
-      bearer = mcpBearerAuth(provider, endpoints);
+      bearer = mcpBearerAuth(provider, endpoints, options.authFailures);
       // A grant revoked by any process (or while this one was not listening) ends its sessions here.
       const endRevoked = async () => {
         const open = endpoint.openGrants();

@@ -1,7 +1,10 @@
+import { InvalidTokenError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
 import { requireBearerAuth } from '@modelcontextprotocol/sdk/server/auth/middleware/bearerAuth.js';
 import type { OAuthTokenVerifier } from '@modelcontextprotocol/sdk/server/auth/provider.js';
 import type { RequestHandler } from 'express';
 import { actorOfRequest } from '../http/authenticate.js';
+import { clientAddressOf } from '../http/client-address.js';
+import type { FailureLimiter } from '../http/failure-limiter.js';
 import type { Bearer } from '../ledger/index.js';
 import type { OAuthEndpoints } from './oauth-endpoints.js';
 
@@ -11,18 +14,55 @@ import type { OAuthEndpoints } from './oauth-endpoints.js';
  * only the URL can find where to sign in, and which refuses a token issued for another resource
  * (the CLI's, for the API) or expired. Static tokens pass as before. The grant a token was issued
  * under goes with the request (`res.locals.grantId`): the session it opens ends with the grant.
+ *
+ * A token that fails counts against its client's address as on the API (src/http/authenticate.ts);
+ * once the address is over the limit, a failing token is answered 429 with Retry-After, and a
+ * valid one is still accepted.
  */
 export function mcpBearerAuth(
   verifier: OAuthTokenVerifier,
   endpoints: OAuthEndpoints,
+  failures: FailureLimiter,
 ): RequestHandler {
-  const check = requireBearerAuth({
-    verifier,
+  const options = {
     resourceMetadataUrl: endpoints.mcpResourceMetadata,
     expectedResource: new URL(endpoints.mcpResource),
-  });
-  return (req, res, next) =>
-    check(req, res, (error?: unknown) => {
+  };
+  return async (req, res, next) => {
+    const key = `token:${clientAddressOf(req)}`;
+    const over = (await failures.retryAfter(key)) !== undefined;
+    let refusedWait: number | undefined;
+    const counting: OAuthTokenVerifier = {
+      async verifyAccessToken(token) {
+        try {
+          return await verifier.verifyAccessToken(token);
+        } catch (error) {
+          if (error instanceof InvalidTokenError) {
+            const wait = await failures.fail(key);
+            if (over && wait !== undefined) refusedWait = wait;
+          }
+          throw error;
+        }
+      },
+    };
+    const check = requireBearerAuth({ verifier: counting, ...options });
+    // The SDK answers a bad token itself; past the limit that answer becomes the API's 429.
+    if (over) {
+      const json = res.json.bind(res);
+      res.json = (body: unknown) => {
+        if (refusedWait === undefined || res.statusCode !== 401) return json(body);
+        res.status(429).set('retry-after', String(refusedWait));
+        return json({
+          jsonrpc: '2.0',
+          error: {
+            code: -32001,
+            message: `token is invalid or revoked, and more than ${failures.limit} tokens sent from your address failed within ${failures.windowMs / 60_000} minutes: wait ${refusedWait} s before sending another (SWITCHBOARD_AUTH_FAILURE_LIMIT; a valid token is always accepted)`,
+          },
+          id: null,
+        });
+      };
+    }
+    await check(req, res, (error?: unknown) => {
       if (error) return next(error);
       const bearer = req.auth?.extra?.bearer as Bearer;
       res.locals.actor = actorOfRequest(req, bearer.principal);
@@ -31,4 +71,5 @@ export function mcpBearerAuth(
       res.locals.grantId = bearer.grant?.id;
       next();
     });
+  };
 }

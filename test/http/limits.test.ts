@@ -178,7 +178,10 @@ describe('bodies of callers who are not authenticated', () => {
           ...(authorization ? { authorization } : {}),
         });
         expect(answer.status, `${path} ${authorization ?? 'without a token'}`).toBe(401);
-        expect(JSON.parse(answer.text)).toMatchObject({ code: 'unauthenticated' });
+        // /mcp answers as an OAuth protected resource (RFC 6750), the API in its own shape.
+        expect(JSON.parse(answer.text)).toMatchObject(
+          path === '/mcp' ? { error: 'invalid_token' } : { code: 'unauthenticated' },
+        );
       }
       // The console reads a form only from a signed-in human.
       const form = await postDeclaringLength(new URL('/sign-out', server.url), {
