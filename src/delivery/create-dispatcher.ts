@@ -70,6 +70,7 @@ const MAX_FAILOVERS = 3;
  */
 export async function createDispatcher({
   sql,
+  direct,
   schema,
   hub,
   log,
@@ -77,6 +78,8 @@ export async function createDispatcher({
   timing = DEFAULT_TIMING,
 }: {
   sql: postgres.Sql;
+  /** Straight to PostgreSQL (Database.direct): LISTEN does not pass a transaction pooler. */
+  direct: postgres.Sql;
   schema: string;
   hub: WakeHub;
   log: Logger;
@@ -390,7 +393,7 @@ export async function createDispatcher({
   await beat();
   const unsubscribeWakes = hub.subscribe(onWake);
   const unsubscribeListen = hub.onListen(() => track(catchUp()));
-  const rings = await sql.listen(ringChannel, onRemoteRing, () => track(recoverLostRings()));
+  const rings = await direct.listen(ringChannel, onRemoteRing, () => track(recoverLostRings()));
   const timers = [
     setInterval(() => track(scan()), timing.scanMs),
     setInterval(() => track(heartbeat()), timing.heartbeatMs),

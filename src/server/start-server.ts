@@ -96,6 +96,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   await assertPortFree(config.port, config.host);
   const db = await openDatabase({
     databaseUrl: config.databaseUrl,
+    databaseDirectUrl: config.databaseDirectUrl,
     dataDir: config.dataDir,
     schema: options.schema,
     max: 20,
@@ -155,11 +156,12 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     const metrics = createMetrics(db.sql);
     limits = createLimits(config.limits ?? {}, metrics.registry);
     outbound = createOutbound({ allow: config.outboundAllow ?? [], ca: options.outboundCa });
-    tokens = await createTokenCache(db.sql, db.schema, log);
-    revocations = await createRevocationWatch(db.sql, db.schema, log);
+    tokens = await createTokenCache(db.sql, db.direct, db.schema, log);
+    revocations = await createRevocationWatch(db.sql, db.direct, db.schema, log);
     wakes = createWakeNotifier(db.sql, db.schema, log);
     github = await createGitHubProvider({
       sql: db.sql,
+      direct: db.direct,
       log,
       metrics,
       announce: wakes.announce,
@@ -198,9 +200,10 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       address: publicAddress,
       tuning: options.sourcesTuning,
     });
-    hub = await createWakeHub(db.sql, db.schema, log);
+    hub = await createWakeHub(db.direct, db.schema, log);
     dispatcher = await createDispatcher({
       sql: db.sql,
+      direct: db.direct,
       schema: db.schema,
       hub,
       log,
@@ -221,6 +224,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     const hooks = combineHooks(wakes.announce, github.hooks, sources.hooks);
     oauth = createOAuth({
       sql: db.sql,
+      direct: db.direct,
       schema: db.schema,
       log,
       tokens,
@@ -321,6 +325,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     sources.start();
     pruner = createPruner({
       sql: db.sql,
+      direct: db.direct,
       log,
       retentionDays: config.retentionDays ?? DEFAULT_RETENTION_DAYS,
     });

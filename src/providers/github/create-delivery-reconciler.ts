@@ -29,12 +29,14 @@ const HAND_WAIT_MS = 60_000;
  */
 export function createDeliveryReconciler(options: {
   sql: postgres.Sql;
+  /** Straight to PostgreSQL (Database.direct), for the advisory lock: see withAdvisoryLock. */
+  direct: postgres.Sql;
   log: Logger;
   /** The App's own Octokit (a JWT, no installation): Probot's `auth()`. */
   auth(): Promise<ProbotOctokit>;
   tuning: ReconcileTuning;
 }): DeliveryReconciler {
-  const { sql, log, tuning } = options;
+  const { sql, direct, log, tuning } = options;
   const stopping = new AbortController();
   let timer: NodeJS.Timeout | undefined;
   const inFlight = new Set<Promise<unknown>>();
@@ -49,7 +51,7 @@ export function createDeliveryReconciler(options: {
   };
 
   const background = async () => {
-    const outcome = await withAdvisoryLock(sql, LOCK, pass(tuning.windowMs));
+    const outcome = await withAdvisoryLock(direct, LOCK, pass(tuning.windowMs));
     if (!outcome.locked) return;
     const report = outcome.value;
     const counts = Object.fromEntries(
@@ -90,7 +92,7 @@ export function createDeliveryReconciler(options: {
     },
     async run(sinceMs) {
       const outcome = await track(
-        withAdvisoryLock(sql, LOCK, pass(sinceMs), {
+        withAdvisoryLock(direct, LOCK, pass(sinceMs), {
           waitMs: HAND_WAIT_MS,
           signal: stopping.signal,
         }),

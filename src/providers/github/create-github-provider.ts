@@ -49,6 +49,8 @@ export const DEFAULT_GITHUB_TUNING: GitHubTuning = {
 
 export interface GitHubProviderOptions {
   sql: postgres.Sql;
+  /** Straight to PostgreSQL (Database.direct), for reconcile's advisory lock. */
+  direct: postgres.Sql;
   log: Logger;
   metrics: Metrics;
   /** Without it, every delivery is refused (`webhooks` is null). */
@@ -134,7 +136,13 @@ export async function createGitHubProvider(
   // Asking GitHub for a delivery again needs the App (its JWT) and a secret to verify it with.
   const reconciler: DeliveryReconciler | null =
     app && webhookSecret
-      ? createDeliveryReconciler({ sql, log, auth: () => probot.auth(), tuning: tuning.reconcile })
+      ? createDeliveryReconciler({
+          sql,
+          direct: options.direct,
+          log,
+          auth: () => probot.auth(),
+          tuning: tuning.reconcile,
+        })
       : null;
   const routes = deliveriesRoutes(sql, {
     reconciler,
