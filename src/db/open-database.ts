@@ -173,7 +173,7 @@ async function assertSearchPath(sql: postgres.Sql, schema: string): Promise<void
 }
 
 /** The first schema a search_path names, as PostgreSQL reads it (`"$user"` is the role). */
-export function firstSchema(path: string, role: string): string | undefined {
+function firstSchema(path: string, role: string): string | undefined {
   const match = /^\s*(?:"((?:[^"]|"")*)"|([^,\s]+))/.exec(path);
   if (!match) return undefined;
   const name = match[1] !== undefined ? match[1].replace(/""/g, '"') : match[2]!.toLowerCase();
