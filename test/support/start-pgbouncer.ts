@@ -18,6 +18,11 @@ export interface PgBouncer {
   stop(): Promise<void>;
 }
 
+/** Debian's binary (in /usr/sbin, often not on PATH), or undefined when it is not installed. */
+export function findPgBouncer(): string | undefined {
+  return ['/usr/sbin/pgbouncer', '/usr/bin/pgbouncer'].find((path) => existsSync(path));
+}
+
 /** Started by this file's tests: they end with the file, whatever its outcome. */
 const running = new Set<PgBouncer>();
 afterAll(async () => {
@@ -36,7 +41,7 @@ export async function startPgBouncer(options: {
   databases: Record<string, string>;
   poolSize: number;
 }): Promise<PgBouncer> {
-  const binary = ['/usr/sbin/pgbouncer', '/usr/bin/pgbouncer'].find((path) => existsSync(path));
+  const binary = findPgBouncer();
   if (!binary) {
     throw new Error('pgbouncer is not installed: apt-get install -y pgbouncer (.ci/run does)');
   }
