@@ -2,7 +2,7 @@ import type postgres from 'postgres';
 import { excerpt } from '../contract/neutralise-text.js';
 import type { Db } from '../db/open-database.js';
 import { visibleTo, type Actor } from './actor.js';
-import { batched, isTransaction } from './batched.js';
+import { batched, inTransaction, isTransaction } from './batched.js';
 import { assertLeaseToken, updateLeasedTodo } from './lease.js';
 import { todoColumns, type Todo } from './todo.js';
 import { assertStorable } from './validate.js';
@@ -112,10 +112,4 @@ async function completeAlone(db: Db, request: CompletionRequest): Promise<Todo> 
     await after(tx, todo);
     return todo;
   });
-}
-
-/** Runs `work` in a transaction: `db`'s own if it is one, else a new one. */
-function inTransaction<T>(db: Db, work: (tx: postgres.TransactionSql) => Promise<T>): Promise<T> {
-  if (isTransaction(db)) return work(db);
-  return db.begin(work) as Promise<T>;
 }

@@ -14,6 +14,8 @@ export * from './ledger-error.js';
 export * from './list-todos.js';
 export * from '../contract/neutralise-text.js';
 export * from './principals.js';
+export * from './queue-limits.js';
+export * from './read-queues.js';
 export * from './release-quarantined-todo.js';
 export * from './release-todo.js';
 export * from './reply-to-todo.js';
