@@ -6,6 +6,7 @@ import { createErrorHandler, HttpError, sendError } from './http-error.js';
 import type { Metrics } from './metrics.js';
 import type { TokenCache } from './token-cache.js';
 import { principalRoutes } from './principal-routes.js';
+import { queueRoutes } from './queue-routes.js';
 import { readJsonBody } from './read-json-body.js';
 import { todoRoutes, type TodoHooks } from './todo-routes.js';
 import type { Router } from 'express';
@@ -86,6 +87,7 @@ export function createHttpApp({
   api.use(authenticate(tokens));
   api.use(todoRoutes(sql, hooks));
   api.use(principalRoutes(sql, tokens));
+  api.use(queueRoutes(sql));
   for (const routes of apiRoutes) api.use(routes);
   app.use('/api/v1', api);
   for (const router of routes) app.use(router);

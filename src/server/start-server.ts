@@ -184,7 +184,10 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       timing: { ...DEFAULT_TIMING, ...options.deliveryTiming },
     });
     streams = eventStreamRoutes(db.sql, dispatcher, outbound.policy);
-    const hooks = combineHooks(wakes.announce, github.hooks, sources.hooks);
+    const hooks: TodoHooks = {
+      ...combineHooks(wakes.announce, github.hooks, sources.hooks),
+      heldBack: metrics.heldBack,
+    };
     mcp = createMcpEndpoint({
       sql: db.sql,
       tokens,
