@@ -96,18 +96,22 @@ export async function showQueue(db: Db, actor: Actor, queue: string): Promise<Qu
 
 /**
  * The queues with limits or with open todos, by name (an agent: its own queues), each with its
- * limits and usage.
+ * limits and usage; `limitedOnly`: only those with limits.
  */
-export async function listQueues(db: Db, actor: Actor): Promise<Queue[]> {
-  if (isAgent(actor)) return readQueues(db, actor.principal.queues ?? []);
+export async function listQueues(
+  db: Db,
+  actor: Actor,
+  { limitedOnly = false }: { limitedOnly?: boolean } = {},
+): Promise<Queue[]> {
   const rows = await db<{ queue: string }[]>`
     select queue from queue_limits
-    union
-    select distinct queue from todos where available_at is not null`;
-  return readQueues(
-    db,
-    rows.map((row) => row.queue),
-  );
+    ${limitedOnly ? db`` : db`union select distinct queue from todos where available_at is not null`}`;
+  const names = isAgent(actor)
+    ? (actor.principal.queues ?? []).filter(
+        (queue) => !limitedOnly || rows.some((row) => row.queue === queue),
+      )
+    : rows.map((row) => row.queue);
+  return readQueues(db, names);
 }
 
 function assertChange(change: QueueLimitsChange): void {

@@ -23,7 +23,7 @@ import { webErrorHandler } from './web-error-handler.js';
 import { readWebSession } from './web-request.js';
 
 const CONSOLE_PATH =
-  /^\/(?:$|approvals\/|todos(?:$|\/)|quarantine$|deliveries$|agents(?:$|\/)|live$|push\/|sign-in(?:$|\/)|sign-out$|auth\/github(?:$|\/))/;
+  /^\/(?:$|approvals\/|todos(?:$|\/)|quarantine$|deliveries$|agents(?:$|\/)|queues\/|live$|push\/|sign-in(?:$|\/)|sign-out$|auth\/github(?:$|\/))/;
 
 export interface WebConsoleOptions {
   sql: postgres.Sql;
