@@ -5,6 +5,7 @@ import { visibleTo, type Actor } from './actor.js';
 import { batched, inTransaction, isTransaction } from './batched.js';
 import { assertLeaseToken, updateLeasedTodo } from './lease.js';
 import { todoColumns, type Todo } from './todo.js';
+import { wakeHeldBack } from './wake-held-back.js';
 import { assertStorable } from './validate.js';
 
 export interface Completion {
@@ -75,8 +76,8 @@ const completeBatched = batched(
         select t.id, ${actor.kind}, ${actor.name}, ${actor.via}, 'completed',
                case when t.summary_excerpt is not null then jsonb_build_object('summary', t.summary_excerpt) end
         from t
-      )
-      select ${todoColumns(tx)}, t.ord from t`;
+      ), freed as (${wakeHeldBack(tx)})
+      select ${todoColumns(tx)}, t.ord from t where (select count(*) from freed) >= 0`;
     const hooked = requests.some((request) => request.after);
     try {
       const done = hooked
@@ -105,6 +106,7 @@ async function completeAlone(db: Db, request: CompletionRequest): Promise<Todo> 
               summary = ${summary}, result = ${result === null ? null : tx.json(result as never)}`,
       action: 'completed',
       data: summary === null ? null : { summary: excerpt(summary) },
+      freesSlot: true,
     });
   if (!after) return update(db);
   return inTransaction(db, async (tx) => {

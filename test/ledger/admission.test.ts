@@ -12,7 +12,9 @@ import {
   releaseTodo,
   setQueueLimits,
   showQueue,
+  wakeChannel,
   type ClaimedTodo,
+  type Wake,
 } from '../../src/ledger/index.js';
 import { createCast, type Cast } from '../support/principals.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
@@ -214,6 +216,35 @@ test('the first limit counts the claims of the day behind it, from the history',
   expect((await setQueueLimits(db.sql, cast.ada, queue, { max_claims: 5 })).claims_in_window).toBe(
     3,
   );
+});
+
+test('a completion or a failure that frees a slot wakes the oldest todo held back; elsewhere nothing is sent', async () => {
+  const { queue, ids } = await freshQueue(4);
+  const { queue: unlimited } = await freshQueue(2);
+  await setQueueLimits(db.sql, cast.ada, queue, { max_in_flight: 2 });
+  const wakes: Wake[] = [];
+  const listening = await db
+    .connect(1)
+    .listen(wakeChannel(db.schema), (payload) => wakes.push(JSON.parse(payload) as Wake));
+  try {
+    const [a, b] = [
+      await claimTodo(db.sql, cast.bot, ids[0]!),
+      await claimTodo(db.sql, cast.bot, ids[1]!),
+    ];
+    const free = (await claimNextTodo(db.sql, cast.bot, unlimited))!;
+    await completeTodo(db.sql, cast.bot, free.id, free.lease_token, {});
+    await completeTodo(db.sql, cast.bot, a.id, a.lease_token, {});
+    await expect.poll(() => wakes.map((wake) => wake.todo_id)).toEqual([ids[2]]);
+    expect(wakes[0]).toMatchObject({ queue, event: 'claimable', assignee: null });
+    // Completed alone (with a hook, as GitHub's write-back does), and failed: each wakes too.
+    const c = await claimTodo(db.sql, cast.bot, ids[2]!);
+    await completeTodo(db.sql, cast.bot, c.id, c.lease_token, {}, async () => {});
+    await expect.poll(() => wakes.map((wake) => wake.todo_id)).toEqual([ids[2], ids[3]]);
+    await failTodo(db.sql, cast.bot, b.id, b.lease_token, 'flaky');
+    await expect.poll(() => wakes.map((wake) => wake.todo_id)).toEqual([ids[2], ids[3], ids[3]]);
+  } finally {
+    await listening.unlisten();
+  }
 });
 
 test('limits are set by admins only, seen by whoever may work the queue, and cleared with null', async () => {
