@@ -63,7 +63,8 @@ function target(
  * took it (and whose expired lease it took over). The lock is FOR NO KEY UPDATE — what the
  * update takes anyway — so that the key-share locks of foreign-key checks (an event or a ring
  * being recorded for the todo at that moment) do not make SKIP LOCKED pass a claimable todo by.
- * `chargeTo`: a limited queue, whose window counts each claim (queue_claims, by its history row).
+ * `chargeTo`: a limited queue, whose window counts each claim (queue_claims, by its history row),
+ * and which drops its claims older than a day on the way.
  */
 function claimRows(
   db: Db,
@@ -98,6 +99,9 @@ function claimRows(
         ? db``
         : db`, charged as (
       insert into queue_claims (event_id, queue, claimed_at) select e.id, ${chargeTo}, now() from e
+    ), pruned as (
+      -- kept a day, the longest window: the queue's own claims keep its table small
+      delete from queue_claims where queue = ${chargeTo} and claimed_at <= now() - interval '1 day'
     )`
     }
     select ${todoColumns(db)}, t.lease_token from t`;

@@ -155,6 +155,19 @@ test('claims made within the window hold the queue back; once they are older tha
   expect((await claimNextOrHeldBack(db.sql, cast.bot, queue)).held_back?.reason).toBe('max_claims');
 });
 
+test('claims older than a day, the longest window, are dropped by the next claim of their queue', async () => {
+  const { queue } = await freshQueue(1);
+  await setQueueLimits(db.sql, cast.ada, queue, { max_claims: 5, claims_window: 'day' });
+  await db.sql`
+    insert into queue_claims (event_id, queue, claimed_at)
+    values (-21, ${queue}, now() - interval '1 day 1 second'),
+           (-22, ${queue}, now() - interval '1 day' + interval '1 minute')`;
+  expect(await claimNextTodo(db.sql, cast.bot, queue)).not.toBeNull();
+  const kept = await db.sql<{ event_id: number }[]>`
+    select event_id from queue_claims where queue = ${queue} order by claimed_at`;
+  expect(kept.map((row) => Number(row.event_id))).toEqual([-22, expect.any(Number)]);
+});
+
 test('concurrent claims of one actor, batched into one statement, take exactly the room left', async () => {
   const { queue } = await freshQueue(12);
   await setQueueLimits(db.sql, cast.ada, queue, { max_in_flight: 3 });
