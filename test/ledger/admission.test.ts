@@ -260,6 +260,37 @@ test('a completion or a failure that frees a slot wakes the oldest todo held bac
   }
 });
 
+test('a claim under way when the first limit is saved, which could not see it, is waited for and counted', async () => {
+  const { queue } = await freshQueue(2);
+  let commit!: () => void;
+  const committing = new Promise<void>((resolve) => (commit = resolve));
+  let claimed!: () => void;
+  const claimedInside = new Promise<void>((resolve) => (claimed = resolve));
+  // A claim of the unlimited queue, in a transaction that stays open.
+  const racing = db.sql.begin(async (tx) => {
+    expect(await claimNextTodo(tx, cast.bot, queue)).not.toBeNull();
+    claimed();
+    await committing;
+  });
+  await claimedInside;
+  const setting = setQueueLimits(db.sql, cast.ada, queue, { max_claims: 1, claims_window: 'hour' });
+  // The limit is saved, and `queue set` waits for the claims under way before it answers.
+  await expect
+    .poll(
+      async () =>
+        (
+          await db.sql`
+            select from pg_locks
+            where relation = 'todos'::regclass and mode = 'ShareLock' and not granted`
+        ).length,
+    )
+    .toBe(1);
+  commit();
+  await racing;
+  expect(await setting).toMatchObject({ claims_in_window: 1, held_back: { reason: 'max_claims' } });
+  expect((await claimNextOrHeldBack(db.sql, cast.bot, queue)).held_back?.reason).toBe('max_claims');
+});
+
 test('limits are set by admins only, seen by whoever may work the queue, and cleared with null', async () => {
   const { queue } = await freshQueue();
   for (const actor of [cast.bob, cast.bot]) {
