@@ -1,4 +1,9 @@
 import type { Principal as LedgerPrincipal } from '../contract/principal.js';
+import type {
+  HeldBack as LedgerHeldBack,
+  Queue as LedgerQueue,
+  QueueLimitsChange,
+} from '../contract/queue.js';
 import type { Todo as LedgerTodo, TodoEvent as LedgerTodoEvent } from '../contract/todo.js';
 import { ApiError } from './client-errors.js';
 import { sendRequest } from './send-request.js';
@@ -17,6 +22,8 @@ export type Todo = Json<LedgerTodo>;
 export type ClaimedTodo = Todo & { lease_token: string };
 export type TodoEvent = Json<LedgerTodoEvent>;
 export type Principal = Json<Omit<LedgerPrincipal, 'id'>>;
+export type HeldBack = Json<LedgerHeldBack>;
+export type Queue = Omit<Json<LedgerQueue>, 'held_back'> & { held_back: HeldBack | null };
 
 export interface Credentials {
   url: string;
@@ -161,14 +168,17 @@ export function createApiClient(credentials: Credentials) {
       const search = query.size ? `?${query.toString()}` : '';
       return call<{ todos: Todo[] }>('GET', `/todos${search}`);
     },
-    getTodo: (id: number) => call<{ todo: Todo; history: TodoEvent[] }>('GET', todo(id)),
+    getTodo: (id: number) =>
+      call<{ todo: Todo; history: TodoEvent[]; held_back?: HeldBack | null }>('GET', todo(id)),
     createTodo: (input: NewTodo) => post<{ todo: Todo; created: boolean }>('/todos', input),
     claimTodo: (id: number, leaseSeconds?: number) =>
       post<{ todo: ClaimedTodo }>(`${todo(id)}/claim`, { lease_seconds: leaseSeconds }),
+    /** `held_back`: the queue's limits hold its todos back; claim again at its `next_at`. */
     claimNext: (queue: string, leaseSeconds?: number) =>
-      post<{ todo: ClaimedTodo | null }>(`/queues/${encodeURIComponent(queue)}/claim`, {
-        lease_seconds: leaseSeconds,
-      }),
+      post<{ todo: ClaimedTodo | null; held_back?: HeldBack }>(
+        `/queues/${encodeURIComponent(queue)}/claim`,
+        { lease_seconds: leaseSeconds },
+      ),
     heartbeat: (id: number, leaseToken: string, leaseSeconds?: number) =>
       post<{ todo: Todo }>(`${todo(id)}/heartbeat`, {
         lease_token: leaseToken,
@@ -187,6 +197,12 @@ export function createApiClient(credentials: Credentials) {
     cancel: (id: number, reason?: string) => post<{ todo: Todo }>(`${todo(id)}/cancel`, { reason }),
     releaseQuarantine: (id: number) => post<{ todo: Todo }>(`${todo(id)}/release-quarantine`),
     requestApproval: (input: NewApproval) => post<{ todo: Todo }>('/approvals', input),
+
+    listQueues: () => call<{ queues: Queue[] }>('GET', '/queues'),
+    getQueue: (queue: string) =>
+      call<{ queue: Queue }>('GET', `/queues/${encodeURIComponent(queue)}`),
+    setQueueLimits: (queue: string, change: QueueLimitsChange) =>
+      call<{ queue: Queue }>('PATCH', `/queues/${encodeURIComponent(queue)}`, change),
 
     listAgents: () => call<{ agents: Principal[] }>('GET', '/agents'),
     addAgent: (name: string, queues: string[]) =>

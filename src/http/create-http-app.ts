@@ -11,6 +11,7 @@ import type { PublicAddress } from './public-address.js';
 import type { TokenCache } from './token-cache.js';
 import { limitPrincipalRate } from './principal-rate-limit.js';
 import { principalRoutes } from './principal-routes.js';
+import { queueRoutes } from './queue-routes.js';
 import { readJsonBody } from './read-json-body.js';
 import { todoRoutes, type TodoHooks } from './todo-routes.js';
 import type { Router } from 'express';
@@ -103,6 +104,7 @@ export function createHttpApp({
   api.use(readJsonBody());
   api.use(todoRoutes(sql, hooks));
   api.use(principalRoutes(sql, tokens));
+  api.use(queueRoutes(sql));
   for (const routes of apiRoutes) api.use(routes);
   app.use('/api/v1', api);
   for (const router of routes) app.use(router);

@@ -3,7 +3,7 @@ import type postgres from 'postgres';
 import { z } from 'zod';
 import {
   cancelTodo,
-  claimNextTodo,
+  claimNextOrHeldBack,
   claimTodo,
   completeTodo,
   createTodo,
@@ -21,6 +21,7 @@ import {
   requestApproval,
   TODO_STATES,
   type Actor,
+  type HeldBack,
   type Todo,
 } from '../ledger/index.js';
 import { isOwnChannelSession } from '../delivery/is-own-channel-session.js';
@@ -42,6 +43,8 @@ export interface TodoHooks {
     text: string,
     actor: Actor,
   ) => Promise<void>;
+  /** A claim found its queue at a limit (e.g. counted in /metrics). */
+  heldBack?: (heldBack: HeldBack) => void;
 }
 
 // Digits only: `0x10`, `1e3` or ` 1` are not ids, though Number() would make them one.
@@ -138,11 +141,17 @@ export function todoRoutes(sql: postgres.Sql, hooks: TodoHooks = {}): Router {
     res.json({ todo: await claimTodo(sql, actorOf(res), id, lease_seconds) });
   });
 
+  // `held_back` only when the queue's limits hold its todos back: else `{todo}` as ever.
   router.post('/queues/:queue/claim', async (req, res) => {
     const { lease_seconds } = ClaimBody.parse(bodyOf(req.body));
-    res.json({
-      todo: await claimNextTodo(sql, actorOf(res), String(req.params.queue), lease_seconds),
-    });
+    const { todo, held_back } = await claimNextOrHeldBack(
+      sql,
+      actorOf(res),
+      String(req.params.queue),
+      lease_seconds,
+    );
+    if (held_back) hooks.heldBack?.(held_back);
+    res.json(held_back ? { todo, held_back } : { todo });
   });
 
   router.post('/todos/:id/heartbeat', async (req, res) => {

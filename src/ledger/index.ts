@@ -16,6 +16,8 @@ export * from '../contract/neutralise-text.js';
 export * from './oauth-clients.js';
 export * from './oauth-grants.js';
 export * from './principals.js';
+export * from './queue-limits.js';
+export * from './read-queues.js';
 export * from './release-quarantined-todo.js';
 export * from './release-todo.js';
 export * from './reply-to-todo.js';

@@ -5,7 +5,7 @@ import { databaseUnavailableHint, TODO_TOOLS } from '../contract/todo-tools.js';
 import { isDatabaseUnavailable } from '../db/is-database-unavailable.js';
 import type { TodoHooks } from '../http/todo-routes.js';
 import {
-  claimNextTodo,
+  claimNextOrHeldBack,
   claimTodo,
   completeTodo,
   createTodo,
@@ -129,7 +129,14 @@ export function registerTodoTools(server: McpServer, context: ToolContext): void
 
   server.registerTool('claim_next', TODO_TOOLS.claim_next, ({ queue, lease_seconds }) =>
     run('claim_next', async () => {
-      const todo = await claimNextTodo(sql, actor, queue, lease_seconds);
+      const { todo, held_back } = await claimNextOrHeldBack(sql, actor, queue, lease_seconds);
+      if (held_back) {
+        hooks.heldBack?.(held_back);
+        return ok(
+          { todo: null, held_back },
+          `no claimable todo on ${queue}: ${held_back.message}. Call claim_next again at ${held_back.next_at.toISOString()} (or when a wake for ${queue} arrives); until then, work another queue.`,
+        );
+      }
       if (!todo) return ok({ todo: null }, `no pending todo on ${queue}`);
       leases.set(todo.id, todo.lease_token);
       return ok({ todo }, `claimed todo #${todo.id}`);

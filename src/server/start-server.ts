@@ -218,7 +218,10 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       revocations,
       limits.streams,
     );
-    const hooks = combineHooks(wakes.announce, github.hooks, sources.hooks);
+    const hooks: TodoHooks = {
+      ...combineHooks(wakes.announce, github.hooks, sources.hooks),
+      heldBack: metrics.heldBack,
+    };
     oauth = createOAuth({
       sql: db.sql,
       schema: db.schema,

@@ -15,6 +15,7 @@ import {
   releaseQuarantinedTodo,
   replyToTodo,
   revokeAgent,
+  setQueueLimits,
 } from '../ledger/index.js';
 import { findPage, waitingApprovals } from './console-pages.js';
 import { html } from './html.js';
@@ -50,6 +51,18 @@ const CancelForm = z.object({ reason: Text.optional(), next: Next });
 const NextForm = z.object({ next: Next });
 const ReplyForm = z.object({ text: z.string().max(65_536) });
 const AgentForm = z.object({ name: z.string().max(200), queues: z.string().max(10_000) });
+/** A limit as a form sends it: digits, or blank for none. */
+const FormLimit = z
+  .string()
+  .trim()
+  .regex(/^([1-9][0-9]{0,6})?$/, 'a limit is a whole number from 1, or blank for none')
+  .transform((text) => (text === '' ? null : Number(text)));
+const LimitsForm = z.object({
+  queue: z.string().trim().max(200),
+  max_in_flight: FormLimit,
+  max_claims: FormLimit,
+  claims_window: z.enum(['hour', 'day']),
+});
 
 /** JSON for a header: a header holds no line break and no character past Latin-1 (a reason may). */
 const asciiJson = (value: unknown) =>
@@ -193,6 +206,18 @@ export function pageRoutes({ sql, hooks, render, address, tokens }: PageRouteOpt
       waiting: (await waitingApprovals(sql, web.actor)).length,
       body: agentVendedBody(agent, token, address.url()),
     });
+  });
+
+  // Both limits as the form shows them: a blank one is cleared.
+  router.post('/queues/limits', async (req, res) => {
+    const web = signedIn(res);
+    const form = LimitsForm.parse(req.body);
+    await setQueueLimits(sql, web.actor, form.queue, {
+      max_in_flight: form.max_in_flight,
+      max_claims: form.max_claims,
+      ...(form.max_claims !== null && { claims_window: form.claims_window }),
+    });
+    res.redirect(303, `/todos?queue=${encodeURIComponent(form.queue)}`);
   });
 
   router.post('/agents/:name/revoke', async (req, res) => {

@@ -53,6 +53,8 @@ beforeAll(async () => {
     lease_token: doneClaim.lease_token,
     summary: 'LGTM',
   });
+  // At its limit: the Board shows the queue's limits, the todo left waiting is held back.
+  await server.api(server.adminToken, 'PATCH', '/queues/reviews', { max_in_flight: 1 });
   await server.api(agent, 'POST', '/approvals', {
     question: 'Claude Code wants to use Bash: Run the test suite',
     body: '{"command":"npm test -- --run test/http"}',
