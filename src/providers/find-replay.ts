@@ -1,9 +1,8 @@
 import type postgres from 'postgres';
 
 export interface ReplayQuery {
-  /** GitHub's record, or a source's (then only that source's deliveries count). */
-  table: 'github_deliveries' | 'source_deliveries';
-  source?: string;
+  /** Only this source's deliveries count (`github`, or a source's name). */
+  source: string;
   deliveryId: string;
   bodySha256: Buffer;
   /** 0: the check is off. */
@@ -30,19 +29,12 @@ export async function findReplay(
   const hex = query.bodySha256.toString('hex');
   await tx`select pg_advisory_xact_lock(hashtextextended(${`switchboard.body:${hex}`}, 0))`;
   const since = tx`now() - make_interval(secs => ${query.windowMs / 1000})`;
-  const [earlier] = await (query.table === 'github_deliveries'
-    ? tx<{ delivery_id: string }[]>`
-        select delivery_id from github_deliveries
-        where body_sha256 = ${query.bodySha256} and received_at > ${since}
-          and disposition not in ('duplicate', 'unreadable')
-          and delivery_id <> ${query.deliveryId}
-        order by id limit 1`
-    : tx<{ delivery_id: string }[]>`
-        select delivery_id from source_deliveries
-        where source = ${query.source!} and body_sha256 = ${query.bodySha256}
-          and received_at > ${since}
-          and disposition not in ('duplicate', 'unreadable')
-          and delivery_id <> ${query.deliveryId}
-        order by id limit 1`);
+  const [earlier] = await tx<{ delivery_id: string }[]>`
+    select delivery_id from deliveries
+    where source = ${query.source} and body_sha256 = ${query.bodySha256}
+      and received_at > ${since}
+      and disposition not in ('duplicate', 'unreadable')
+      and delivery_id <> ${query.deliveryId}
+    order by id limit 1`;
   return earlier?.delivery_id ?? null;
 }

@@ -1,8 +1,5 @@
 import type postgres from 'postgres';
 
-/** The outboxes: GitHub's write-backs, and the sources' replies and summaries. */
-export type OutboxTable = 'github_outbox' | 'source_outbox';
-
 export interface RetryPolicy {
   /** Delay after the first failure; it doubles with each further one… */
   retryBaseMs: number;
@@ -12,13 +9,9 @@ export interface RetryPolicy {
   maxAttempts: number;
 }
 
-export async function markOutboxSent(
-  sql: postgres.Sql,
-  table: OutboxTable,
-  id: number,
-): Promise<void> {
+export async function markOutboxSent(sql: postgres.Sql, id: number): Promise<void> {
   await sql`
-    update ${sql(table)} set state = 'sent', sent_at = now(), last_error = null
+    update outbox set state = 'sent', sent_at = now(), last_error = null
     where id = ${id} and state = 'pending'`;
 }
 
@@ -28,15 +21,14 @@ export async function markOutboxSent(
  */
 export async function markOutboxFailed(
   sql: postgres.Sql,
-  table: OutboxTable,
   id: number,
   error: string,
   final: boolean,
   policy: RetryPolicy,
 ): Promise<'pending' | 'dead'> {
   const [row] = await sql<{ state: 'pending' | 'dead' }[]>`
-    update ${sql(table)} set
-      state = case when ${final} or attempts >= ${policy.maxAttempts} then 'dead' else 'pending' end::github_write_back_state,
+    update outbox set
+      state = case when ${final} or attempts >= ${policy.maxAttempts} then 'dead' else 'pending' end::write_back_state,
       next_attempt_at = now() + make_interval(secs => least(${policy.retryMaxMs / 1000}::float8,
                                                             ${policy.retryBaseMs / 1000}::float8 * power(2, attempts - 1))),
       last_error = ${error.slice(0, 500)}

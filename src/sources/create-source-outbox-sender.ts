@@ -43,13 +43,12 @@ export function createSourceOutboxSender(options: {
         sendSourceComment(outbound, source, row.target, row.body, signal),
         tuning.requestTimeoutMs,
       );
-      await markOutboxSent(sql, 'source_outbox', row.id);
+      await markOutboxSent(sql, row.id);
       log.debug(fields, 'source write-back sent');
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
       const state = await markOutboxFailed(
         sql,
-        'source_outbox',
         row.id,
         reason,
         error instanceof FinalSendError,

@@ -56,7 +56,6 @@ export async function recordSourceDelivery(
     const [, replayOf] = await Promise.all([
       tx`select set_config('statement_timeout', ${String(Math.max(1, deadline - Date.now()))}, true)`,
       findReplay(tx, {
-        table: 'source_deliveries',
         source: delivery.source,
         deliveryId: delivery.deliveryId,
         bodySha256: delivery.bodySha256,
@@ -65,7 +64,7 @@ export async function recordSourceDelivery(
     ]);
     const duplicate = async (why: string | null) => {
       const [{ id }] = await tx<[{ id: number }]>`
-        insert into source_deliveries ${tx({ ...row, disposition: 'duplicate', note: why })} returning id`;
+        insert into deliveries ${tx({ ...row, disposition: 'duplicate', note: why })} returning id`;
       assertInTime();
       return { id, disposition: 'duplicate' as const, todoId: null, note: why };
     };
@@ -75,7 +74,7 @@ export async function recordSourceDelivery(
       );
     }
     const [claimed] = await tx<{ id: number }[]>`
-      insert into source_deliveries ${tx({ ...row, disposition: decision.disposition, note: note() })}
+      insert into deliveries ${tx({ ...row, disposition: decision.disposition, note: note() })}
       on conflict (source, delivery_id) where disposition not in ('duplicate', 'unreadable')
       do nothing
       returning id`;
@@ -100,7 +99,7 @@ export async function recordSourceDelivery(
         `todo ${displayId(created.todo.id)} already existed for this (same idempotency key)`,
       );
     }
-    await tx`update source_deliveries set todo_id = ${created.todo.id}, note = ${note()} where id = ${claimed.id}`;
+    await tx`update deliveries set todo_id = ${created.todo.id}, note = ${note()} where id = ${claimed.id}`;
     assertInTime();
     return {
       id: claimed.id,

@@ -37,8 +37,8 @@ async function enqueueSourceComment(
   const meta = sourceMetaOf(todo);
   if (!meta?.target) return;
   await db`
-    insert into source_outbox (todo_id, source, target, body)
-    select ${todo.id}, name, ${db.json(meta.target as never)},
+    insert into outbox (todo_id, source, kind, write_back, target, body)
+    select ${todo.id}, name, kind::text, 'comment', ${db.json(meta.target as never)},
            ${excerpt(text, COMMENT_MAX - footer.length) + footer}
     from sources where name = ${meta.name} and api_token is not null`;
 }
@@ -72,14 +72,14 @@ export async function claimDueSourceComment(
 ): Promise<SourceOutboxRow | undefined> {
   const [row] = await sql<SourceOutboxRow[]>`
     with due as (
-      select id from source_outbox
-      where state = 'pending' and next_attempt_at <= now()
+      select id from outbox
+      where source <> 'github' and state = 'pending' and next_attempt_at <= now()
       order by next_attempt_at, id
       limit 1
       for update skip locked
     )
-    update source_outbox o set attempts = o.attempts + 1,
-                               next_attempt_at = now() + make_interval(secs => ${leaseMs / 1000})
+    update outbox o set attempts = o.attempts + 1,
+                        next_attempt_at = now() + make_interval(secs => ${leaseMs / 1000})
     from due where o.id = due.id
     returning o.id, o.todo_id, o.source, o.target, o.body, o.attempts`;
   return row;

@@ -161,7 +161,7 @@ export function sourceRoutes(
       }[]
     >`
       select id, delivery_id, event, action, disposition::text, todo_id, facts, received_at
-      from source_deliveries
+      from deliveries
       where source = ${name} and disposition <> 'duplicate'
       order by id desc limit ${DRY_RUN_DELIVERIES}`;
     const provider = providerFor(source.kind);

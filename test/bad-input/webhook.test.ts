@@ -95,7 +95,7 @@ async function recorded(deliveryId: string) {
     { disposition: string; note: string | null; title: string | null; body: string | null }[]
   >`
     select d.disposition, d.note, t.title, t.body
-    from github_deliveries d left join todos t on t.id = d.todo_id
+    from deliveries d left join todos t on t.id = d.todo_id
     where d.delivery_id = ${deliveryId}`;
   return row;
 }

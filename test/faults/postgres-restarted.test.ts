@@ -221,7 +221,7 @@ test(
       );
       // The delivery refused while down was recorded once when it came again.
       const [recorded] = await check<[{ n: number; todos: number }]>`
-        select count(*)::int as n, count(todo_id)::int as todos from github_deliveries
+        select count(*)::int as n, count(todo_id)::int as todos from deliveries
         where delivery_id = ${delivery.id} and disposition <> 'duplicate'`;
       expect(recorded).toEqual({ n: 1, todos: 1 });
 

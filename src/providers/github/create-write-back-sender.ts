@@ -53,7 +53,7 @@ export function createWriteBackSender(options: {
     };
     try {
       await withTimeout(send(), tuning.requestTimeoutMs);
-      await markOutboxSent(sql, 'github_outbox', row.id);
+      await markOutboxSent(sql, row.id);
       log.debug(fields, 'github write-back sent');
     } catch (error) {
       // The status and GitHub's message only: an Octokit error also carries the request, whose
@@ -62,7 +62,7 @@ export function createWriteBackSender(options: {
       const message = error instanceof Error ? error.message : String(error);
       const reason = typeof status === 'number' ? `GitHub answered ${status}: ${message}` : message;
       const final = typeof status === 'number' && FINAL_STATUSES.has(status);
-      const state = await markOutboxFailed(sql, 'github_outbox', row.id, reason, final, tuning);
+      const state = await markOutboxFailed(sql, row.id, reason, final, tuning);
       log.warn(
         { ...fields, status, error: reason.slice(0, 300) },
         state === 'dead' ? 'github write-back given up' : 'github write-back failed; will retry',

@@ -25,11 +25,18 @@ export const COMMENT_MAX = 65_536;
  * asked for it committed. The outbox sender delivers it later, with retries.
  */
 export async function enqueueWriteBack(db: Db, writeBack: WriteBack): Promise<void> {
+  const target = {
+    installation_id: writeBack.installationId,
+    owner: writeBack.owner,
+    repo: writeBack.repo,
+    issue_number: writeBack.issueNumber,
+    ...(writeBack.commentId != null && { comment_id: writeBack.commentId }),
+  };
   await db`
-    insert into github_outbox (todo_id, kind, installation_id, owner, repo, issue_number, comment_id, body)
-    values (${writeBack.todoId}, ${writeBack.kind}, ${writeBack.installationId}, ${writeBack.owner},
-            ${writeBack.repo}, ${writeBack.issueNumber}, ${writeBack.commentId ?? null},
-            ${writeBack.body.slice(0, COMMENT_MAX)})`;
+    insert into outbox (todo_id, source, kind, write_back, target, body)
+    values (${writeBack.todoId}, 'github', 'github',
+            ${writeBack.kind === 'issue_comment' ? 'comment' : 'reaction'},
+            ${db.json(target)}, ${writeBack.body.slice(0, COMMENT_MAX)})`;
 }
 
 /**

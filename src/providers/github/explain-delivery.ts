@@ -56,14 +56,10 @@ export function repositoryConfigReader(probot: Probot, timeoutMs: number): ReadR
 /** The record of delivery `id`, GitHub's or a source's (one id space); null if there is none. */
 export async function readDelivery(sql: postgres.Sql, id: number): Promise<DeliveryRecord | null> {
   const [row] = await sql<DeliveryRecord[]>`
-    select id, 'github' as source, 'github' as kind, delivery_id, event, action,
-           repository as subject, sender as actor, installation_id, disposition::text, todo_id,
-           note, facts, encode(body_sha256, 'hex') as body_sha256, received_at
-    from github_deliveries where id = ${id}
-    union all
-    select id, source, kind::text, delivery_id, event, action, subject, actor, null,
-           disposition::text, todo_id, note, facts, encode(body_sha256, 'hex'), received_at
-    from source_deliveries where id = ${id}`;
+    select id, source, kind, delivery_id, event, action, subject, actor, installation_id,
+           disposition::text, todo_id, note, facts, encode(body_sha256, 'hex') as body_sha256,
+           received_at
+    from deliveries where id = ${id}`;
   return row ?? null;
 }
 

@@ -133,7 +133,7 @@ async function isRecorded(
   deadline: number,
 ): Promise<boolean> {
   const rows = await withTimeout(
-    sql`select 1 from github_deliveries where delivery_id = ${deliveryId} and disposition not in ('duplicate', 'unreadable')`,
+    sql`select 1 from deliveries where source = 'github' and delivery_id = ${deliveryId} and disposition not in ('duplicate', 'unreadable')`,
     deadline - Date.now(),
   );
   return rows.length > 0;

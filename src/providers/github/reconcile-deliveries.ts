@@ -133,7 +133,8 @@ export async function reconcileDeliveries(
   const recorded = new Set(
     (
       await sql<{ delivery_id: string }[]>`
-        select distinct delivery_id from github_deliveries where delivery_id = any(${guids})`
+        select distinct delivery_id from deliveries
+        where source = 'github' and delivery_id = any(${guids})`
     ).map((row) => row.delivery_id),
   );
   const asked = new Map(

@@ -74,11 +74,13 @@ export async function recordDelivery(
   const { facts } = decision;
   const notes = [...decision.notes];
   const row = {
+    source: 'github',
+    kind: 'github',
     delivery_id: facts.deliveryId,
     event: facts.event,
     action: facts.action,
-    repository: facts.repository?.fullName ?? null,
-    sender: facts.sender?.login ?? null,
+    subject: facts.repository?.fullName ?? null,
+    actor: facts.sender?.login ?? null,
     installation_id: facts.installationId,
     body_sha256: bodySha256,
     facts: sql.json({
@@ -105,7 +107,7 @@ export async function recordDelivery(
     const [, replayOf] = await Promise.all([
       tx`select set_config('statement_timeout', ${String(Math.max(1, deadline - Date.now()))}, true)`,
       findReplay(tx, {
-        table: 'github_deliveries',
+        source: 'github',
         deliveryId: facts.deliveryId,
         bodySha256,
         windowMs: replayWindowMs,
@@ -113,16 +115,16 @@ export async function recordDelivery(
     ]);
     if (replayOf) {
       const replayNote = `a replay of delivery ${replayOf} (the same signed body under another delivery id)`;
-      await tx`insert into github_deliveries ${tx({ ...row, disposition: 'duplicate', note: replayNote })}`;
+      await tx`insert into deliveries ${tx({ ...row, disposition: 'duplicate', note: replayNote })}`;
       assertInTime();
       return { disposition: 'duplicate', todoId: null, queuedWriteBacks: false, note: replayNote };
     }
     const [claimed] = await tx<{ id: number }[]>`
-        insert into github_deliveries ${tx({ ...row, disposition: decision.disposition, note: note() })}
-        on conflict (delivery_id) where disposition not in ('duplicate', 'unreadable') do nothing
+        insert into deliveries ${tx({ ...row, disposition: decision.disposition, note: note() })}
+        on conflict (source, delivery_id) where disposition not in ('duplicate', 'unreadable') do nothing
         returning id`;
     if (!claimed) {
-      await tx`insert into github_deliveries ${tx({ ...row, disposition: 'duplicate', note: null })}`;
+      await tx`insert into deliveries ${tx({ ...row, disposition: 'duplicate', note: null })}`;
       assertInTime();
       return { disposition: 'duplicate', todoId: null, queuedWriteBacks: false, note: null };
     }
@@ -130,7 +132,7 @@ export async function recordDelivery(
       const outcome = await decideByComment(tx, facts, decision.verdict);
       notes.push(outcome.note);
       const disposition = outcome.decided ? 'verdict' : 'verdict_refused';
-      await tx`update github_deliveries set disposition = ${disposition}, note = ${note()} where id = ${claimed.id}`;
+      await tx`update deliveries set disposition = ${disposition}, note = ${note()} where id = ${claimed.id}`;
       assertInTime();
       return { disposition, todoId: null, queuedWriteBacks: false, note: note() };
     }
@@ -166,7 +168,7 @@ export async function recordDelivery(
         `todo ${displayId(todo.id)} already existed for this delivery (same idempotency key)`,
       );
     }
-    await tx`update github_deliveries set todo_id = ${todo.id}, note = ${note()} where id = ${claimed.id}`;
+    await tx`update deliveries set todo_id = ${todo.id}, note = ${note()} where id = ${claimed.id}`;
     assertInTime();
     return {
       disposition: decision.disposition,

@@ -28,16 +28,21 @@ export async function claimDueWriteBack(
 ): Promise<OutboxRow | undefined> {
   const [row] = await sql<OutboxRow[]>`
     with due as (
-      select id from github_outbox
-      where state = 'pending' and next_attempt_at <= now()
+      select id from outbox
+      where source = 'github' and state = 'pending' and next_attempt_at <= now()
       order by next_attempt_at, id
       limit 1
       for update skip locked
     )
-    update github_outbox o set attempts = o.attempts + 1,
-                               next_attempt_at = now() + make_interval(secs => ${leaseMs / 1000})
+    update outbox o set attempts = o.attempts + 1,
+                        next_attempt_at = now() + make_interval(secs => ${leaseMs / 1000})
     from due where o.id = due.id
-    returning o.id, o.todo_id, o.kind, o.installation_id, o.owner, o.repo, o.issue_number,
-              o.comment_id, o.body, o.attempts`;
+    returning o.id, o.todo_id,
+              case when o.write_back = 'comment' then 'issue_comment'
+                   when o.target ? 'comment_id' then 'comment_reaction'
+                   else 'issue_reaction' end as kind,
+              (o.target->>'installation_id')::bigint as installation_id, o.target->>'owner' as owner,
+              o.target->>'repo' as repo, (o.target->>'issue_number')::bigint as issue_number,
+              (o.target->>'comment_id')::bigint as comment_id, o.body, o.attempts`;
   return row;
 }

@@ -22,8 +22,9 @@ export const deliveriesPage: PageLoader = async ({ sql, web }) => {
   // The same rule and the same columns as GET /api/v1/deliveries (deliveries-routes.ts).
   assertHuman(web.actor, 'read GitHub deliveries');
   const deliveries = await sql<DeliveryRow[]>`
-    select id, delivery_id, event, action, repository, sender, disposition, todo_id, note, received_at
-    from github_deliveries order by id desc limit 100`;
+    select id, delivery_id, event, action, subject as repository, actor as sender, disposition,
+           todo_id, note, received_at
+    from deliveries where source = 'github' order by id desc limit 100`;
   const items = deliveries.map((d) => ({
     key: `delivery-${d.id}`,
     listed: true,

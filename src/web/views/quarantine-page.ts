@@ -12,8 +12,8 @@ export const quarantinePage: PageLoader = async ({ sql, web }) => {
   const notes = new Map(
     (
       await sql<{ todo_id: number; note: string | null; sender: string | null }[]>`
-        select todo_id, note, sender from github_deliveries
-        where todo_id = any(${todos.map((todo) => todo.id)}::bigint[])`
+        select todo_id, note, actor as sender from deliveries
+        where source = 'github' and todo_id = any(${todos.map((todo) => todo.id)}::bigint[])`
     ).map((row) => [row.todo_id, row]),
   );
   const items = [
