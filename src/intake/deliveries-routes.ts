@@ -1,12 +1,16 @@
 import { Router } from 'express';
 import type postgres from 'postgres';
 import { z } from 'zod';
-import { actorOf } from '../../http/authenticate.js';
-import { HttpError } from '../../http/http-error.js';
-import { assertHuman, forbidden, notFound } from '../../ledger/index.js';
-import type { DeliveryReconciler } from './create-delivery-reconciler.js';
-import { explainDelivery, readDelivery, type ReadRepositoryConfig } from './explain-delivery.js';
-import { DeliveryLogUnreadable, GITHUB_LOG_WINDOW_MS } from './reconcile-deliveries.js';
+import { actorOf } from '../http/authenticate.js';
+import { HttpError } from '../http/http-error.js';
+import { assertHuman, forbidden, notFound } from '../ledger/index.js';
+import {
+  DeliveryLogUnreadable,
+  GITHUB_LOG_WINDOW_MS,
+} from '../providers/github/reconcile-deliveries.js';
+import type { DeliveryReconciler, ProviderClients } from '../providers/provider.js';
+import { explainDelivery } from './explain-delivery.js';
+import { listDeliveries, readDelivery } from './read-deliveries.js';
 
 const Query = z.strictObject({
   limit: z.coerce.number().int().min(1).max(500).default(50),
@@ -38,8 +42,10 @@ export interface DeliveriesRouteOptions {
   /** Null when reconcile is off; `reconcileOff` says why. */
   reconciler: DeliveryReconciler | null;
   reconcileOff: string;
-  /** For `explain`: a repository's rules file, through the App (null without credentials). */
-  readConfig: ReadRepositoryConfig;
+  /** For `explain`: the providers' clients (GitHub's App reads a repository's rules file). */
+  clients: ProviderClients;
+  /** How long `explain` gives a repository's rules file. */
+  configTimeoutMs: number;
 }
 
 /**
@@ -57,16 +63,7 @@ export function deliveriesRoutes(sql: postgres.Sql, options: DeliveriesRouteOpti
   router.get('/deliveries', async (req, res) => {
     assertHuman(actorOf(res), 'read deliveries');
     const { limit, before, source } = Query.parse(req.query);
-    const deliveries = await sql`
-      select id, source, kind, delivery_id, event, action, subject, actor,
-             subject as repository, actor as sender, installation_id, disposition, todo_id,
-             note, received_at
-      from deliveries
-      where ${before ? sql`id < ${before}` : sql`true`}
-        and ${source ? sql`source = ${source}` : sql`true`}
-      order by id desc
-      limit ${limit}`;
-    res.json({ deliveries });
+    res.json({ deliveries: await listDeliveries(sql, { limit, before, source }) });
   });
 
   router.post('/deliveries/reconcile', async (req, res) => {
@@ -103,7 +100,7 @@ export function deliveriesRoutes(sql: postgres.Sql, options: DeliveriesRouteOpti
   router.get('/deliveries/:id/explain', async (req, res) => {
     assertHuman(actorOf(res), 'read deliveries');
     const delivery = await found(req.params.id);
-    res.json(await explainDelivery(sql, delivery, options.readConfig));
+    res.json(await explainDelivery(sql, delivery, options));
   });
   return router;
 }

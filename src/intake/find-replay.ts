@@ -15,7 +15,7 @@ export interface ReplayQuery {
  * resend (Gitea's "Replay" sends a new id): the same signed body under another id is the same
  * event again. Returns the delivery id that body was first recorded under, within the window,
  * or null. A delivery recorded `unreadable` was never understood, so it holds nothing against a
- * corrected one (nor does its id: migration 0021).
+ * corrected one (nor does its id: migrations 0021 and 0030).
  *
  * Called first in the recording transaction, it takes a transaction-scoped lock on the body's
  * hash, so two copies of one body arriving at once are weighed one after the other: the second

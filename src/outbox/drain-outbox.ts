@@ -9,10 +9,10 @@ export interface OutboxDrainer {
 }
 
 /**
- * Works an outbox one row at a time (GitHub's write-backs and the sources' replies alike): a
- * pass claims and attempts due rows until none is left, on start, on a kick, and every
- * `pollIntervalMs` otherwise. A kick during a pass makes it look once more before it rests, so
- * a row queued meanwhile is not left for the next poll.
+ * Works the outbox one row at a time (every provider's write-backs alike): a pass claims and
+ * attempts due rows until none is left, on start, on a kick, and every `pollIntervalMs`
+ * otherwise. A kick during a pass makes it look once more before it rests, so a row queued
+ * meanwhile is not left for the next poll.
  */
 export function drainOutbox<Row>(options: {
   /** The next due row, leased to this pass; undefined when none is due. */
@@ -21,7 +21,7 @@ export function drainOutbox<Row>(options: {
   attempt: (row: Row) => Promise<void>;
   pollIntervalMs: number;
   log: Logger;
-  /** The outbox, for the log line of a pass that failed (`github outbox`). */
+  /** The outbox, for the log line of a pass that failed. */
   name: string;
 }): OutboxDrainer {
   const { claim, attempt, log } = options;
