@@ -17,6 +17,8 @@ export interface BenchServerOptions extends Pick<
   dir: string;
   credentialsFile?: string;
   webhookSecret?: string;
+  /** SWITCHBOARD_SECRET_KEY: sources need one on a database of the bench's own. */
+  secretKey?: string;
   log?: Logger;
 }
 
@@ -30,6 +32,7 @@ export function startBenchServer({
   dir,
   credentialsFile = join(dir, 'credentials.json'),
   webhookSecret,
+  secretKey,
   log = silentLogger,
   ...options
 }: BenchServerOptions): Promise<RunningServer> {
@@ -42,6 +45,7 @@ export function startBenchServer({
       credentialsFile,
       logLevel: 'silent',
       webhookSecret,
+      secretKey,
       github: undefined,
     },
     log,
