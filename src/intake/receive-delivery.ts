@@ -102,10 +102,10 @@ const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
  *   it sends it 400 (naming it) · not UTF-8, not JSON, not an object, no usable delivery id 400
  *   not recorded in time (or the database away) 503 · any other recording failure 500
  *
- * A lenient provider (GitLab, which disables a hook that keeps failing) is refused only for a
- * failed authentication: anything else it sends is answered 200 and recorded `unreadable`, with
- * the reason in its note — a record that holds neither its delivery id nor its body against the
- * corrected delivery.
+ * A lenient provider (GitLab, which disables a hook that keeps failing) is refused, once its body
+ * is read, only for a failed authentication: anything else it sends is answered 200 and recorded
+ * `unreadable`, with the reason in its note — a record that holds neither its delivery id nor its
+ * body against the corrected delivery.
  */
 export function createIntake(options: IntakeOptions): Intake {
   const { sql, log } = options;

@@ -177,7 +177,8 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     });
     if (!secretKey) log.info({}, 'no SWITCHBOARD_SECRET_KEY with DATABASE_URL: sources are off');
     const box = secretKey ? createSecretBox(secretKey) : null;
-    const { githubTuning = {}, sourcesTuning = {} } = options;
+    const { writeBack: githubWriteBack, reconcile, ...githubIntake } = options.githubTuning ?? {};
+    const { writeBack: sourcesWriteBack, ...sourcesIntake } = options.sourcesTuning ?? {};
     // One outbox, whichever provider a write-back is for.
     if (githubApp || box) {
       outbox = createOutboxSender({
@@ -187,14 +188,14 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
         box,
         tuning: {
           ...DEFAULT_WRITE_BACK_TUNING,
-          ...sourcesTuning.writeBack,
-          ...githubTuning.writeBack,
+          ...sourcesWriteBack,
+          ...githubWriteBack,
         },
       });
     }
     const intakeTuning = {
-      github: { ...DEFAULT_INTAKE_TUNING, ...githubTuning },
-      sources: { ...DEFAULT_INTAKE_TUNING, ...sourcesTuning },
+      github: { ...DEFAULT_INTAKE_TUNING, ...githubIntake },
+      sources: { ...DEFAULT_INTAKE_TUNING, ...sourcesIntake },
     };
     const intake = createIntake({
       sql: db.sql,
@@ -212,7 +213,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       ...(config.reconcileMinutes !== undefined && {
         intervalMs: config.reconcileMinutes * 60_000,
       }),
-      ...githubTuning.reconcile,
+      ...reconcile,
     };
     reconciler = config.webhookSecret
       ? (providerFor('github').reconciler?.({
