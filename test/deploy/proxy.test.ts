@@ -345,7 +345,11 @@ describe('through the README’s proxy, `switchboard up` with the README’s env
       const [delivery] = await server.sql<{ todo_id: number | null }[]>`
         select todo_id from github_deliveries where delivery_id = ${id}`;
       expect(delivery?.todo_id).toBeTruthy();
-      const { status, body: todo } = await api(server.adminToken, 'GET', `/todos/${delivery!.todo_id}`);
+      const { status, body: todo } = await api(
+        server.adminToken,
+        'GET',
+        `/todos/${delivery!.todo_id}`,
+      );
       expect(status).toBe(200);
       expect(todo.todo).toMatchObject({ queue: 'issues', kind: 'github.issues.labeled' });
     });
@@ -461,7 +465,9 @@ describe('through the README’s proxy, `switchboard up` with the README’s env
           .toContain(forSse);
         await expect.poll(() => heard.map((wake) => wake.todo_id)).toContain(forMcp);
         await expect
-          .poll(() => live.events.some((e) => e.event === 'new' && e.data.includes(`wake on ${sse.queue}`)))
+          .poll(() =>
+            live.events.some((e) => e.event === 'new' && e.data.includes(`wake on ${sse.queue}`)),
+          )
           .toBe(true);
       } finally {
         events.close();
@@ -542,7 +548,8 @@ describe('nginx from the README in front of a server without SWITCHBOARD_TRUST_P
         // The MCP SDK's registration endpoint, rate-limited per address by express-rate-limit.
         const registered = await client.fetch('/oauth/register', {
           method: 'POST',
-          headers: { 'content-type': 'application/json' },
+          // The standard header a client may send as well, which Express does not read.
+          headers: { 'content-type': 'application/json', forwarded: 'for=198.51.100.7' },
           body: JSON.stringify({
             client_name: `proxy test ${i}`,
             redirect_uris: ['http://127.0.0.1:8976/callback'],
