@@ -6,7 +6,7 @@
 // each checked through the proxy.
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import type { LookupFunction } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,10 +21,12 @@ import { Agent, fetch as undiciFetch, type RequestInit, type Response } from 'un
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { freePort } from '../../src/db/start-embedded-postgres.js';
 import { readFixture } from '../github/deliver.js';
-import { runCli, startCli, type RunningCli } from '../cli/support/run-cli.js';
+import { BIN, startCli, type RunningCli } from '../cli/support/run-cli.js';
+import { runMark } from '../support/leftover-processes.js';
 import { startOwnPostgres, type OwnPostgres } from '../support/own-postgres.js';
 import { readmeBlock, substitute } from './support/readme-blocks.js';
 import {
+  isInstalled,
   makeCertificate,
   startCaddy,
   startNginx,
@@ -42,7 +44,11 @@ const STREAM_PING_SECONDS = 15;
 let cert: TestCertificate;
 let database: OwnPostgres;
 
+/** Each proxy's tests run where it is installed (CI installs both: .ci/run), as tmux's do. */
+const installed = { nginx: await isInstalled('nginx'), caddy: await isInstalled('caddy') };
+
 beforeAll(async () => {
+  if (!installed.nginx && !installed.caddy) return;
   [cert, database] = await Promise.all([makeCertificate(NAME), startOwnPostgres()]);
 });
 afterAll(async () => {
@@ -57,7 +63,9 @@ interface UpServer {
   cli: RunningCli;
   /** Where it listens (HOST:PORT of its environment). */
   port: number;
-  /** The environment it was started with: the README's file, as systemd reads it. */
+  /** The README's environment file, with this machine's particulars. */
+  envFile: string;
+  /** The environment it was started with: that file as systemd reads it, and the test's changes. */
   env: Record<string, string>;
   /** The first start's admin token, from the credentials file in its HOME. */
   adminToken: string;
@@ -118,21 +126,29 @@ async function startFromReadme(
   expect(unit).toMatch(/^ExecStart=\/usr\/local\/bin\/switchboard up$/m);
   expect(unit).toMatch(/^Environment=HOME=\/var\/lib\/switchboard$/m);
 
+  // The machine's particulars, edited into the file as its reader would.
   const name = `sb_${randomUUID().replaceAll('-', '').slice(0, 12)}`;
   const admin = postgres(database.url, { max: 1, onnotice: () => {} });
   await admin.unsafe(`create database ${name}`);
   await admin.end();
   const databaseUrl = Object.assign(new URL(database.url), { pathname: `/${name}` }).href;
   const port = await freePort();
-  const home = join(dir, 'home');
-  const started = {
-    ...env,
+  const particulars: Record<string, string> = {
     DATABASE_URL: databaseUrl,
     PORT: String(port),
     SWITCHBOARD_PUBLIC_URL: publicUrl,
-    HOME: home,
-    ...changes,
   };
+  for (const key of Object.keys(particulars)) expect(env).toHaveProperty(key);
+  const edited = (await readFile(file, 'utf8'))
+    .split('\n')
+    .map((line) => {
+      const key = line.slice(0, line.indexOf('='));
+      return key in particulars ? `${key}=${particulars[key]}` : line;
+    })
+    .join('\n');
+  await writeFile(file, edited);
+  const home = join(dir, 'home');
+  const started = { ...parseEnvironmentFile(edited), HOME: home, ...changes };
   const cli = startCli(['up'], started, { lifetime: 'file' });
   await cli.waitFor(/switchboard is listening on /, 60_000);
   const credentials = JSON.parse(
@@ -146,6 +162,7 @@ async function startFromReadme(
   return {
     cli,
     port,
+    envFile: file,
     env: Object.fromEntries(
       Object.entries(started).filter((entry): entry is [string, string] => !!entry[1]),
     ),
@@ -164,7 +181,7 @@ async function startFromReadme(
 // ---------------------------------------------------------------------------------------------
 // The proxies, as the README configures them
 
-/** The README's nginx site, listening on `port` with the test's certificate, before `upstream`. */
+/** The README’s nginx site on `port`, with the test’s certificate, in front of the server on `upstream`. */
 function nginxSite(port: number, upstream: number): string {
   return substitute(readmeBlock('nginx'), [
     ['listen 443 ssl http2;', `listen 127.0.0.1:${port} ssl http2;`],
@@ -216,7 +233,8 @@ function clientOf(publicUrl: string, from = '127.0.0.1'): ProxyClient {
   return {
     fetch: (path, init) => request(path, init),
     fetchApi: ((url: string | URL, init?: RequestInit) => request(url, init)) as typeof fetch,
-    close: () => dispatcher.close(),
+    // Not close(), which would wait for a stream a failed test left open.
+    close: () => dispatcher.destroy(),
   };
 }
 
@@ -232,10 +250,17 @@ async function openStream(
   headers: Record<string, string>,
 ): Promise<{ response: Response; events: SseEvent[]; close(): void }> {
   const controller = new AbortController();
-  const response = await client.fetch(path, {
-    headers: { accept: 'text/event-stream', ...headers },
-    signal: controller.signal,
-  });
+  // The server sends the headers at once: a proxy that holds them back holds the stream.
+  const held = setTimeout(
+    () => controller.abort(new Error(`${path}: the stream's headers were held back 10 s`)),
+    10_000,
+  );
+  const response = await client
+    .fetch(path, {
+      headers: { accept: 'text/event-stream', ...headers },
+      signal: controller.signal,
+    })
+    .finally(() => clearTimeout(held));
   expect(response.status).toBe(200);
   const events: SseEvent[] = [];
   void (async () => {
@@ -271,311 +296,361 @@ function setCookies(response: Response): Map<string, string> {
 const PROXIES = [
   {
     name: 'nginx',
+    installed: installed.nginx,
     start: (port: number, upstream: number) => startNginx(nginxSite(port, upstream), port),
   },
   {
     name: 'Caddy',
+    installed: installed.caddy,
     start: (port: number, upstream: number) => startCaddy(caddySite(port, upstream), port),
   },
 ];
 
-describe('through the README’s proxy, `switchboard up` with the README’s environment for a VM', () => {
-  let publicPort: number;
-  let publicUrl: string;
-  let server: UpServer;
-
-  beforeAll(async () => {
-    publicPort = await freePort();
-    publicUrl = `https://${NAME}:${publicPort}`;
-    server = await startFromReadme(publicUrl, {
-      SWITCHBOARD_AUTH_FAILURE_LIMIT: String(AUTH_FAILURE_LIMIT),
-    });
-  });
-  afterAll(async () => {
-    await server?.stop();
-  });
-
-  describe.each(PROXIES)('$name', ({ name, start }) => {
-    let proxy: RunningProxy;
-    let client: ProxyClient;
-    const api = async (token: string, method: string, path: string, body?: unknown) => {
-      const response = await client.fetch(`/api/v1${path}`, {
-        method,
-        headers: {
-          authorization: `Bearer ${token}`,
-          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-        },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-      const text = await response.text();
-      return { status: response.status, body: text ? JSON.parse(text) : undefined };
-    };
+describe.skipIf(!installed.nginx && !installed.caddy)(
+  'through the README’s proxy, `switchboard up` with the README’s environment for a VM',
+  () => {
+    let publicPort: number;
+    let publicUrl: string;
+    let server: UpServer;
+    /** The console link `up` printed at its first start, until a test signs in with it. */
+    let startLink: string | undefined;
 
     beforeAll(async () => {
-      // The same public address for both proxies, one after the other: the server's URL is one.
-      proxy = await start(publicPort, server.port);
-      client = clientOf(publicUrl);
+      publicPort = await freePort();
+      publicUrl = `https://${NAME}:${publicPort}`;
+      server = await startFromReadme(publicUrl, {
+        SWITCHBOARD_AUTH_FAILURE_LIMIT: String(AUTH_FAILURE_LIMIT),
+      });
+      // Printed once the server listens, on its first start.
+      const printed = /web console \(this link signs you in once, within 5 minutes\): (\S+)\n/;
+      await server.cli.waitFor(printed);
+      startLink = printed.exec(server.cli.stdout)![1];
     });
     afterAll(async () => {
-      await client?.close();
-      await proxy?.stop();
+      await server?.stop();
     });
 
-    test('the server answers at the public URL, over TLS, through the proxy', async () => {
-      const response = await client.fetch('/healthz');
-      expect(response.status).toBe(200);
-      expect(await response.json()).toEqual({ status: 'ok' });
-    });
+    describe.each(PROXIES)('$name', ({ name, installed, start }) => {
+      // Skipped where not installed (CI installs both).
+      if (!installed) return void test.skip(`${name} is not installed`, () => {});
+      let proxy: RunningProxy;
+      let client: ProxyClient;
+      const api = async (token: string, method: string, path: string, body?: unknown) => {
+        const response = await client.fetch(`/api/v1${path}`, {
+          method,
+          headers: {
+            authorization: `Bearer ${token}`,
+            ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+          },
+          body: body === undefined ? undefined : JSON.stringify(body),
+        });
+        const text = await response.text();
+        return { status: response.status, body: text ? JSON.parse(text) : undefined };
+      };
 
-    test('a signed GitHub delivery over 1 MB, sent to the public URL, becomes a todo', async () => {
-      // nginx refuses a body over 1 MB unless told otherwise; GitHub's go up to 25 MB.
-      const body = await largeDelivery(name === 'nginx' ? 101 : 102, 2 * 1024 * 1024);
-      const id = randomUUID();
-      const response = await client.fetch('/api/github/webhooks', {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          'x-github-event': 'issues',
-          'x-github-delivery': id,
-          'x-hub-signature-256': await sign(server.env.WEBHOOK_SECRET!, body),
-        },
-        body,
+      beforeAll(async () => {
+        // The same public address for both proxies, one after the other: the server's URL is one.
+        proxy = await start(publicPort, server.port);
+        client = clientOf(publicUrl);
       });
-      expect(response.status, await response.text()).toBe(200);
-      const [delivery] = await server.sql<{ todo_id: number | null }[]>`
-        select todo_id from github_deliveries where delivery_id = ${id}`;
-      expect(delivery?.todo_id).toBeTruthy();
-      const { status, body: todo } = await api(
-        server.adminToken,
-        'GET',
-        `/todos/${delivery!.todo_id}`,
-      );
-      expect(status).toBe(200);
-      expect(todo.todo).toMatchObject({ queue: 'issues', kind: 'github.issues.labeled' });
-    });
-
-    test('the console: a sign-in link on the public URL, a Secure __Host- cookie, forms checked against the public origin', async () => {
-      const minted = await api(server.adminToken, 'POST', '/web/sign-in-links');
-      expect(minted.status).toBe(201);
-      expect(minted.body.url).toMatch(new RegExp(`^${publicUrl}/sign-in/sbl_`));
-      const signedIn = await client.fetch(new URL(minted.body.url).pathname);
-      expect(signedIn.status).toBe(303);
-      expect(signedIn.headers.get('location')).toBe('/');
-      // https at the public URL, though the hop from the proxy is plain HTTP.
-      const cookie = setCookies(signedIn).get('__Host-switchboard_session');
-      expect(cookie).toMatch(/; Path=\/(;|$)/);
-      expect(cookie).toMatch(/; Secure(;|$)/);
-      expect(cookie).toMatch(/; HttpOnly(;|$)/);
-      expect(cookie).not.toMatch(/Domain=/i);
-      const session = cookie!.slice(0, cookie!.indexOf(';'));
-
-      const page = await client.fetch('/todos', { headers: { cookie: session } });
-      expect(page.status).toBe(200);
-      const csrf = /name="_csrf" value="([^"]+)"/.exec(await page.text())?.[1];
-      expect(csrf).toBeTruthy();
-
-      const { body } = await api(server.adminToken, 'POST', '/todos', {
-        queue: `console-${name.toLowerCase()}`,
-        title: 'cancel me from the console',
+      afterAll(async () => {
+        await client?.close();
+        await proxy?.stop();
       });
-      const cancel = (origin: string) =>
-        client.fetch(`/todos/${body.todo.id}/cancel`, {
+
+      test('the server answers at the public URL, over TLS, through the proxy', async () => {
+        const response = await client.fetch('/healthz');
+        expect(response.status).toBe(200);
+        expect(await response.json()).toEqual({ status: 'ok' });
+      });
+
+      test('an admin token for your own machine, minted as the README says, works at the public URL', async () => {
+        // As root on the VM: the environment file sourced into a shell of one's own (not the
+        // service's HOME), then `switchboard admin token --url`.
+        const home = await mkdtemp(join(tmpdir(), 'switchboard-root-'));
+        try {
+          const { stdout } = await promisify(execFile)(
+            'bash',
+            [
+              '-c',
+              'set -a; . "$1"; set +a; exec node "$2" admin token --url "$3" --json',
+              'bash',
+              server.envFile,
+              BIN,
+              publicUrl,
+            ],
+            { env: { PATH: process.env.PATH, HOME: home, ...runMark() } },
+          );
+          const minted = JSON.parse(stdout) as { url: string; token: string };
+          expect(minted.url).toBe(publicUrl);
+          expect((await api(minted.token, 'GET', '/todos')).status).toBe(200);
+        } finally {
+          await rm(home, { recursive: true, force: true });
+        }
+      });
+
+      test('a signed GitHub delivery over 1 MB, sent to the public URL, becomes a todo', async () => {
+        // nginx refuses a body over 1 MB unless told otherwise; GitHub's go up to 25 MB.
+        const body = await largeDelivery(name === 'nginx' ? 101 : 102, 2 * 1024 * 1024);
+        const id = randomUUID();
+        const response = await client.fetch('/api/github/webhooks', {
           method: 'POST',
           headers: {
-            cookie: session,
-            origin,
-            'content-type': 'application/x-www-form-urlencoded',
+            'content-type': 'application/json',
+            'x-github-event': 'issues',
+            'x-github-delivery': id,
+            'x-hub-signature-256': await sign(server.env.WEBHOOK_SECRET!, body),
           },
-          body: new URLSearchParams({ _csrf: csrf!, reason: 'through the proxy' }).toString(),
+          body,
         });
-      // The origin the plain hop would suggest is not the console's: refused, nothing changed.
-      expect((await cancel(`http://${NAME}:${publicPort}`)).status).toBe(403);
-      expect((await api(server.adminToken, 'GET', `/todos/${body.todo.id}`)).body.todo.state).toBe(
-        'pending',
-      );
-      const canceled = await cancel(publicUrl);
-      expect(canceled.status).toBe(303);
-      expect((await api(server.adminToken, 'GET', `/todos/${body.todo.id}`)).body.todo.state).toBe(
-        'canceled',
-      );
-    });
+        expect(response.status, await response.text()).toBe(200);
+        const [delivery] = await server.sql<{ todo_id: number | null }[]>`
+        select todo_id from github_deliveries where delivery_id = ${id}`;
+        expect(delivery?.todo_id).toBeTruthy();
+        const { status, body: todo } = await api(
+          server.adminToken,
+          'GET',
+          `/todos/${delivery!.todo_id}`,
+        );
+        expect(status).toBe(200);
+        expect(todo.todo).toMatchObject({ queue: 'issues', kind: 'github.issues.labeled' });
+      });
 
-    test('event streams pass through unbuffered: the API’s, MCP’s and the console’s each get their event while still open', async () => {
-      // An agent per stream: one todo rings one consumer of an agent's, not all of them.
-      const agent = async (kind: string) => {
-        const agentName = `${kind}-${name.toLowerCase()}`;
-        const added = await api(server.adminToken, 'POST', '/agents', {
-          name: agentName,
-          queues: [agentName],
+      test('the console: a sign-in link on the public URL, a Secure __Host- cookie, forms checked against the public origin', async () => {
+        // The first time, the link the first start printed (README: journalctl … 'web console');
+        // it signs in once, so then one minted as `switchboard open` does.
+        let link = startLink;
+        startLink = undefined;
+        if (!link) {
+          const minted = await api(server.adminToken, 'POST', '/web/sign-in-links');
+          expect(minted.status).toBe(201);
+          link = minted.body.url as string;
+        }
+        expect(link).toMatch(new RegExp(`^${publicUrl}/sign-in/sbl_[A-Za-z0-9_-]+$`));
+        const signedIn = await client.fetch(new URL(link).pathname);
+        expect(signedIn.status).toBe(303);
+        expect(signedIn.headers.get('location')).toBe('/');
+        // https at the public URL, though the hop from the proxy is plain HTTP.
+        const cookie = setCookies(signedIn).get('__Host-switchboard_session');
+        expect(cookie).toMatch(/; Path=\/(;|$)/);
+        expect(cookie).toMatch(/; Secure(;|$)/);
+        expect(cookie).toMatch(/; HttpOnly(;|$)/);
+        expect(cookie).not.toMatch(/Domain=/i);
+        const session = cookie!.slice(0, cookie!.indexOf(';'));
+
+        const page = await client.fetch('/todos', { headers: { cookie: session } });
+        expect(page.status).toBe(200);
+        const csrf = /name="_csrf" value="([^"]+)"/.exec(await page.text())?.[1];
+        expect(csrf).toBeTruthy();
+
+        const { body } = await api(server.adminToken, 'POST', '/todos', {
+          queue: `console-${name.toLowerCase()}`,
+          title: 'cancel me from the console',
         });
-        expect(added.status).toBe(201);
-        return { name: agentName, queue: agentName, token: added.body.token as string };
-      };
-      const [sse, mcpAgent] = await Promise.all([agent('sse'), agent('mcp')]);
-
-      // The API's stream.
-      const events = await openStream(client, `/api/v1/events`, {
-        authorization: `Bearer ${sse.token}`,
-      });
-      expect(events.response.headers.get('content-type')).toMatch(/^text\/event-stream/);
-      await expect.poll(() => events.events.map((e) => e.event)).toContain('ready');
-
-      // The console's page stream, with a session of its own.
-      const link = (await api(server.adminToken, 'POST', '/web/sign-in-links')).body.url;
-      const cookie = setCookies(await client.fetch(new URL(link).pathname)).get(
-        '__Host-switchboard_session',
-      )!;
-      const live = await openStream(client, `/live?page=${encodeURIComponent('/todos')}`, {
-        cookie: cookie.slice(0, cookie.indexOf(';')),
-      });
-      await expect.poll(() => live.events.map((e) => e.event)).toContain('snapshot');
-
-      // MCP's notification stream, opened by a real MCP client through the proxy.
-      const mcp = new Client({ name: 'proxy-test', version: '1.0.0' });
-      const heard: { todo_id: number }[] = [];
-      mcp.setNotificationHandler(LoggingMessageNotificationSchema, ({ params }) => {
-        heard.push(params.data as { todo_id: number });
-      });
-      await mcp.connect(
-        new StreamableHTTPClientTransport(new URL('/mcp', publicUrl), {
-          requestInit: { headers: { authorization: `Bearer ${mcpAgent.token}` } },
-          fetch: client.fetchApi,
-        }),
-      );
-      try {
-        await expect
-          .poll(
-            async () =>
-              (
-                await server.sql`
-                  select 1 from consumer_sessions where principal = ${mcpAgent.name} and path = 'mcp_log'`
-              ).length,
-          )
-          .toBe(1);
-
-        const create = async (queue: string) =>
-          (await api(server.adminToken, 'POST', '/todos', { queue, title: `wake on ${queue}` }))
-            .body.todo.id as number;
-        const [forSse, forMcp] = await Promise.all([create(sse.queue), create(mcpAgent.queue)]);
-        // No stream has ended: what arrives was passed on as it was written.
-        await expect
-          .poll(() =>
-            events.events.filter((e) => e.event === 'wake').map((e) => JSON.parse(e.data).todo_id),
-          )
-          .toContain(forSse);
-        await expect.poll(() => heard.map((wake) => wake.todo_id)).toContain(forMcp);
-        await expect
-          .poll(() =>
-            live.events.some((e) => e.event === 'new' && e.data.includes(`wake on ${sse.queue}`)),
-          )
-          .toBe(true);
-      } finally {
-        events.close();
-        live.close();
-        await mcp.close();
-      }
-    });
-
-    test('the client address the limits count is the client’s own, not the proxy’s, and a client cannot name another', async () => {
-      const mallory = clientOf(publicUrl, name === 'nginx' ? '127.0.0.2' : '127.0.0.4');
-      const alice = clientOf(publicUrl, name === 'nginx' ? '127.0.0.3' : '127.0.0.5');
-      const badToken = (from: ProxyClient, claimed?: string) =>
-        from
-          .fetch('/api/v1/todos', {
+        const cancel = (origin: string) =>
+          client.fetch(`/todos/${body.todo.id}/cancel`, {
+            method: 'POST',
             headers: {
-              authorization: 'Bearer sbk_not-a-token',
-              // A client naming another's address: the proxy replaces it with the client's own.
-              ...(claimed ? { 'x-forwarded-for': claimed } : {}),
+              cookie: session,
+              origin,
+              'content-type': 'application/x-www-form-urlencoded',
             },
-          })
+            body: new URLSearchParams({ _csrf: csrf!, reason: 'through the proxy' }).toString(),
+          });
+        // The origin the plain hop would suggest is not the console's: refused, nothing changed.
+        expect((await cancel(`http://${NAME}:${publicPort}`)).status).toBe(403);
+        expect(
+          (await api(server.adminToken, 'GET', `/todos/${body.todo.id}`)).body.todo.state,
+        ).toBe('pending');
+        const canceled = await cancel(publicUrl);
+        expect(canceled.status).toBe(303);
+        expect(
+          (await api(server.adminToken, 'GET', `/todos/${body.todo.id}`)).body.todo.state,
+        ).toBe('canceled');
+      });
+
+      test('event streams pass through unbuffered: the API’s, MCP’s and the console’s each get their event while still open', async () => {
+        // An agent per stream: one todo rings one consumer of an agent's, not all of them.
+        const agent = async (kind: string) => {
+          const agentName = `${kind}-${name.toLowerCase()}`;
+          const added = await api(server.adminToken, 'POST', '/agents', {
+            name: agentName,
+            queues: [agentName],
+          });
+          expect(added.status).toBe(201);
+          return { name: agentName, queue: agentName, token: added.body.token as string };
+        };
+        const [sse, mcpAgent] = await Promise.all([agent('sse'), agent('mcp')]);
+
+        // The API's stream.
+        const events = await openStream(client, `/api/v1/events`, {
+          authorization: `Bearer ${sse.token}`,
+        });
+        expect(events.response.headers.get('content-type')).toMatch(/^text\/event-stream/);
+        await expect.poll(() => events.events.map((e) => e.event)).toContain('ready');
+
+        // The console's page stream, with a session of its own.
+        const link = (await api(server.adminToken, 'POST', '/web/sign-in-links')).body.url;
+        const cookie = setCookies(await client.fetch(new URL(link).pathname)).get(
+          '__Host-switchboard_session',
+        )!;
+        const live = await openStream(client, `/live?page=${encodeURIComponent('/todos')}`, {
+          cookie: cookie.slice(0, cookie.indexOf(';')),
+        });
+        await expect.poll(() => live.events.map((e) => e.event)).toContain('snapshot');
+
+        // MCP's notification stream, opened by a real MCP client through the proxy.
+        const mcp = new Client({ name: 'proxy-test', version: '1.0.0' });
+        const heard: { todo_id: number }[] = [];
+        mcp.setNotificationHandler(LoggingMessageNotificationSchema, ({ params }) => {
+          heard.push(params.data as { todo_id: number });
+        });
+        await mcp.connect(
+          new StreamableHTTPClientTransport(new URL('/mcp', publicUrl), {
+            requestInit: { headers: { authorization: `Bearer ${mcpAgent.token}` } },
+            fetch: client.fetchApi,
+          }),
+        );
+        try {
+          await expect
+            .poll(
+              async () =>
+                (
+                  await server.sql`
+                  select 1 from consumer_sessions where principal = ${mcpAgent.name} and path = 'mcp_log'`
+                ).length,
+            )
+            .toBe(1);
+
+          const create = async (queue: string) =>
+            (await api(server.adminToken, 'POST', '/todos', { queue, title: `wake on ${queue}` }))
+              .body.todo.id as number;
+          const [forSse, forMcp] = await Promise.all([create(sse.queue), create(mcpAgent.queue)]);
+          // No stream has ended: what arrives was passed on as it was written.
+          await expect
+            .poll(() =>
+              events.events
+                .filter((e) => e.event === 'wake')
+                .map((e) => JSON.parse(e.data).todo_id),
+            )
+            .toContain(forSse);
+          await expect.poll(() => heard.map((wake) => wake.todo_id)).toContain(forMcp);
+          await expect
+            .poll(() =>
+              live.events.some((e) => e.event === 'new' && e.data.includes(`wake on ${sse.queue}`)),
+            )
+            .toBe(true);
+        } finally {
+          events.close();
+          live.close();
+          await mcp.close();
+        }
+      });
+
+      test('the client address the limits count is the client’s own, not the proxy’s, and a client cannot name another', async () => {
+        const mallory = clientOf(publicUrl, name === 'nginx' ? '127.0.0.2' : '127.0.0.4');
+        const alice = clientOf(publicUrl, name === 'nginx' ? '127.0.0.3' : '127.0.0.5');
+        const badToken = (from: ProxyClient, claimed?: string) =>
+          from
+            .fetch('/api/v1/todos', {
+              headers: {
+                authorization: 'Bearer sbk_not-a-token',
+                // A client naming another's address: the proxy replaces it with the client's own.
+                ...(claimed ? { 'x-forwarded-for': claimed } : {}),
+              },
+            })
+            .then((response) => response.status);
+        try {
+          for (let i = 0; i < AUTH_FAILURE_LIMIT; i++)
+            expect(await badToken(mallory, `10.0.0.${i + 1}`)).toBe(401);
+          // Past the limit for mallory's address, whatever it claims.
+          expect(await badToken(mallory, '10.0.0.99')).toBe(429);
+          expect(await badToken(mallory)).toBe(429);
+          // alice, behind the same proxy, is counted apart.
+          expect(await badToken(alice)).toBe(401);
+        } finally {
+          await mallory.close();
+          await alice.close();
+        }
+      });
+    });
+  },
+);
+
+describe.skipIf(!installed.nginx)(
+  'nginx from the README in front of a server without SWITCHBOARD_TRUST_PROXY',
+  () => {
+    let publicUrl: string;
+    let server: UpServer;
+    let proxy: RunningProxy;
+
+    beforeAll(async () => {
+      const publicPort = await freePort();
+      publicUrl = `https://${NAME}:${publicPort}`;
+      server = await startFromReadme(publicUrl, {
+        SWITCHBOARD_TRUST_PROXY: undefined,
+        SWITCHBOARD_AUTH_FAILURE_LIMIT: String(AUTH_FAILURE_LIMIT),
+      });
+      proxy = await startNginx(nginxSite(publicPort, server.port), publicPort);
+    });
+    afterAll(async () => {
+      await proxy?.stop();
+      await server?.stop();
+    });
+
+    test('the limits count the proxy’s address: one client’s failures count against everyone behind it', async () => {
+      const mallory = clientOf(publicUrl, '127.0.0.6');
+      const alice = clientOf(publicUrl, '127.0.0.7');
+      const badToken = (from: ProxyClient) =>
+        from
+          .fetch('/api/v1/todos', { headers: { authorization: 'Bearer sbk_not-a-token' } })
           .then((response) => response.status);
       try {
-        for (let i = 0; i < AUTH_FAILURE_LIMIT; i++)
-          expect(await badToken(mallory, `10.0.0.${i + 1}`)).toBe(401);
-        // Past the limit for mallory's address, whatever it claims.
-        expect(await badToken(mallory, '10.0.0.99')).toBe(429);
+        for (let i = 0; i < AUTH_FAILURE_LIMIT; i++) expect(await badToken(mallory)).toBe(401);
         expect(await badToken(mallory)).toBe(429);
-        // alice, behind the same proxy, is counted apart.
-        expect(await badToken(alice)).toBe(401);
+        expect(await badToken(alice)).toBe(429);
       } finally {
         await mallory.close();
         await alice.close();
       }
     });
-  });
-});
 
-describe('nginx from the README in front of a server without SWITCHBOARD_TRUST_PROXY', () => {
-  let publicUrl: string;
-  let server: UpServer;
-  let proxy: RunningProxy;
-
-  beforeAll(async () => {
-    const publicPort = await freePort();
-    publicUrl = `https://${NAME}:${publicPort}`;
-    server = await startFromReadme(publicUrl, {
-      SWITCHBOARD_TRUST_PROXY: undefined,
-      SWITCHBOARD_AUTH_FAILURE_LIMIT: String(AUTH_FAILURE_LIMIT),
-    });
-    proxy = await startNginx(nginxSite(publicPort, server.port), publicPort);
-  });
-  afterAll(async () => {
-    await proxy?.stop();
-    await server?.stop();
-  });
-
-  test('the limits count the proxy’s address: one client’s failures count against everyone behind it', async () => {
-    const mallory = clientOf(publicUrl, '127.0.0.6');
-    const alice = clientOf(publicUrl, '127.0.0.7');
-    const badToken = (from: ProxyClient) =>
-      from
-        .fetch('/api/v1/todos', { headers: { authorization: 'Bearer sbk_not-a-token' } })
-        .then((response) => response.status);
-    try {
-      for (let i = 0; i < AUTH_FAILURE_LIMIT; i++) expect(await badToken(mallory)).toBe(401);
-      expect(await badToken(mallory)).toBe(429);
-      expect(await badToken(alice)).toBe(429);
-    } finally {
-      await mallory.close();
-      await alice.close();
-    }
-  });
-
-  test('regression: behind a proxy without SWITCHBOARD_TRUST_PROXY, an OAuth request wrote a stack trace to the log; it says once, in its own words, what to set', async () => {
-    const client = clientOf(publicUrl);
-    try {
-      for (let i = 0; i < 2; i++) {
-        // The MCP SDK's registration endpoint, rate-limited per address by express-rate-limit.
-        const registered = await client.fetch('/oauth/register', {
-          method: 'POST',
-          // The standard header a client may send as well, which Express does not read.
-          headers: { 'content-type': 'application/json', forwarded: 'for=198.51.100.7' },
-          body: JSON.stringify({
-            client_name: `proxy test ${i}`,
-            redirect_uris: ['http://127.0.0.1:8976/callback'],
-            token_endpoint_auth_method: 'none',
-          }),
-        });
-        expect(registered.status).toBe(201);
+    test('regression: behind a proxy without SWITCHBOARD_TRUST_PROXY, an OAuth request wrote a stack trace to the log; it says once, in its own words, what to set', async () => {
+      const client = clientOf(publicUrl);
+      try {
+        for (let i = 0; i < 2; i++) {
+          // The MCP SDK's registration endpoint, rate-limited per address by express-rate-limit.
+          const registered = await client.fetch('/oauth/register', {
+            method: 'POST',
+            // The standard header a client may send as well, which Express does not read.
+            headers: { 'content-type': 'application/json', forwarded: 'for=198.51.100.7' },
+            body: JSON.stringify({
+              client_name: `proxy test ${i}`,
+              redirect_uris: ['http://127.0.0.1:8976/callback'],
+              token_endpoint_auth_method: 'none',
+            }),
+          });
+          expect(registered.status).toBe(201);
+        }
+        expect((await client.fetch('/healthz')).status).toBe(200);
+      } finally {
+        await client.close();
       }
-      expect((await client.fetch('/healthz')).status).toBe(200);
-    } finally {
-      await client.close();
-    }
-    // Every line of the log is one of pino's JSON lines: no stack trace, nothing else.
-    const lines = server.log();
-    for (const line of lines) expect(() => JSON.parse(line), line).not.toThrow();
-    const warnings = lines
-      .map((line) => JSON.parse(line) as { level: number; msg: string })
-      .filter((entry) => entry.msg.includes('X-Forwarded-For'));
-    expect(warnings).toEqual([
-      expect.objectContaining({
-        level: 40,
-        msg: expect.stringContaining('SWITCHBOARD_TRUST_PROXY'),
-      }),
-    ]);
-  });
-});
+      // Every line of the log is one of pino's JSON lines: no stack trace, nothing else.
+      const lines = server.log();
+      for (const line of lines) expect(() => JSON.parse(line), line).not.toThrow();
+      const warnings = lines
+        .map((line) => JSON.parse(line) as { level: number; msg: string })
+        .filter((entry) => entry.msg.includes('X-Forwarded-For'));
+      expect(warnings).toEqual([
+        expect.objectContaining({
+          level: 40,
+          msg: expect.stringContaining('SWITCHBOARD_TRUST_PROXY'),
+        }),
+      ]);
+    });
+  },
+);
 
 test('the README’s nginx read timeout outlasts the streams’ pings', () => {
   const timeout = /^\s*proxy_read_timeout (\d+)s;/m.exec(readmeBlock('nginx'));

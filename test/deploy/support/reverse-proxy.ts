@@ -1,4 +1,5 @@
 import { execFile, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -11,6 +12,19 @@ export interface RunningProxy {
   /** What it said on stdout and stderr. */
   output(): string;
   stop(): Promise<void>;
+}
+
+/** Whether `command` (nginx, caddy) is installed: it runs and says its version. */
+export async function isInstalled(command: 'nginx' | 'caddy'): Promise<boolean> {
+  return promisify(execFile)(pathOf(command), [command === 'nginx' ? '-v' : 'version']).then(
+    () => true,
+    () => false,
+  );
+}
+
+/** Debian's nginx is in /usr/sbin, which a user's PATH does not have. */
+function pathOf(command: string): string {
+  return command === 'nginx' && existsSync('/usr/sbin/nginx') ? '/usr/sbin/nginx' : command;
 }
 
 /** A self-signed certificate for `name` (and its key), made by openssl for one test file. */
@@ -75,6 +89,12 @@ export async function startNginx(site: string, port: number): Promise<RunningPro
     'events { worker_connections 256; }',
     'http {',
     '  access_log off;',
+    // A machine's nginx.conf may compress more than Debian's does (gzip on, text/html only):
+    // every type here, the event streams' included, the hardest case for them. gzip holds its
+    // output until a buffer fills, unless the response is passed on unbuffered, chunk by chunk.
+    '  gzip on;',
+    '  gzip_types *;',
+    '  gzip_min_length 0;',
     ...temp.map((name) => `  ${name}_temp_path ${join(dir, name)};`),
     site,
     '}',
@@ -126,7 +146,7 @@ async function run(
   stopSignal: NodeJS.Signals,
   cleanUp: () => Promise<void>,
 ): Promise<RunningProxy> {
-  const child = spawn(command, args, { env: { ...process.env, ...env } });
+  const child = spawn(pathOf(command), args, { env: { ...process.env, ...env } });
   let output = '';
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
@@ -162,10 +182,14 @@ async function listening(port: number): Promise<void> {
   for (const started = Date.now(); Date.now() - started < 20_000; await sleep(50)) {
     const open = await new Promise<boolean>((resolve) => {
       const socket = connect(port, '127.0.0.1');
-      socket.once('connect', () => resolve(true));
-      socket.once('error', () => resolve(false));
-      socket.setTimeout(1000, () => resolve(false));
-    }).finally(() => {});
+      const done = (connected: boolean) => {
+        socket.destroy();
+        resolve(connected);
+      };
+      socket.once('connect', () => done(true));
+      socket.once('error', () => done(false));
+      socket.setTimeout(1000, () => done(false));
+    });
     if (open) return;
   }
   throw new Error(`nothing listened on 127.0.0.1:${port} within 20 s`);
