@@ -320,6 +320,10 @@ describe.skipIf(!installed.nginx && !installed.caddy)(
       publicUrl = `https://${NAME}:${publicPort}`;
       server = await startFromReadme(publicUrl, {
         SWITCHBOARD_AUTH_FAILURE_LIMIT: String(AUTH_FAILURE_LIMIT),
+        // "Sign in with GitHub" on: its first leg, to GitHub, is as far as a test without
+        // GitHub goes.
+        GITHUB_CLIENT_ID: 'Iv1.proxytest',
+        GITHUB_CLIENT_SECRET: 'proxy-test-secret',
       });
       // Printed once the server listens, on its first start.
       const printed = /web console \(this link signs you in once, within 5 minutes\): (\S+)\n/;
@@ -467,6 +471,41 @@ describe.skipIf(!installed.nginx && !installed.caddy)(
         expect(
           (await api(server.adminToken, 'GET', `/todos/${body.todo.id}`)).body.todo.state,
         ).toBe('canceled');
+      });
+
+      test('OAuth and GitHub sign-in name the public URL in every address they give out', async () => {
+        const metadata = await client.fetch('/.well-known/oauth-authorization-server');
+        expect(metadata.status).toBe(200);
+        expect(await metadata.json()).toMatchObject({
+          issuer: publicUrl,
+          authorization_endpoint: `${publicUrl}/oauth/authorize`,
+          token_endpoint: `${publicUrl}/oauth/token`,
+        });
+        // An MCP client without a token is sent to the public URL's metadata.
+        const unauthorized = await client.fetch('/mcp', {
+          method: 'POST',
+          headers: {
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+          },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }),
+        });
+        expect(unauthorized.status).toBe(401);
+        expect(unauthorized.headers.get('www-authenticate')).toContain(
+          `resource_metadata="${publicUrl}/.well-known/oauth-protected-resource/mcp"`,
+        );
+
+        const toGitHub = await client.fetch('/auth/github');
+        expect(toGitHub.status).toBe(303);
+        const authorize = new URL(toGitHub.headers.get('location')!);
+        expect(authorize.origin).toBe('https://github.com');
+        expect(authorize.searchParams.get('redirect_uri')).toBe(
+          `${publicUrl}/auth/github/callback`,
+        );
+        // The attempt's cookie comes back on GitHub's redirect to the public URL: Secure there.
+        const attempt = setCookies(toGitHub).get('__Host-switchboard_github');
+        expect(attempt).toMatch(/; Secure(;|$)/);
+        expect(attempt).toMatch(/; SameSite=Lax(;|$)/);
       });
 
       test('event streams pass through unbuffered: the API’s, MCP’s and the console’s each get their event while still open', async () => {
