@@ -409,7 +409,7 @@ describe.skipIf(!installed.nginx && !installed.caddy)(
         });
         expect(response.status, await response.text()).toBe(200);
         const [delivery] = await server.sql<{ todo_id: number | null }[]>`
-        select todo_id from github_deliveries where delivery_id = ${id}`;
+        select todo_id from deliveries where source = 'github' and delivery_id = ${id}`;
         expect(delivery?.todo_id).toBeTruthy();
         const { status, body: todo } = await api(
           server.adminToken,
