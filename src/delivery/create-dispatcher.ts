@@ -299,7 +299,7 @@ export async function createDispatcher({
       }
       const why = `${principal} has no session attached and ${webhook ? 'its webhook failed' : 'no webhook'}`;
       // A human's browsers that said yes to Web Push are told of an approval by the console's
-      // push sender (src/web/push-sender.ts), which records each push: somebody is told then.
+      // push sender (push-sender.ts), which records each push: somebody is told then.
       const [{ browsers }] = await tx<[{ browsers: number }]>`
         select count(*)::int as browsers from web_push_subscriptions s
         join principals p on p.id = s.principal_id and p.revoked_at is null

@@ -5,7 +5,7 @@ import type { Dispatcher } from '../delivery/create-dispatcher.js';
 import { registerWebhook, removeWebhook } from '../delivery/register-webhook.js';
 import type { Doorbell } from '../contract/doorbell.js';
 import type { OutboundPolicy } from '../outbound/outbound-policy.js';
-import type { ChangeFeed } from '../web/change-feed.js';
+import type { ChangeFeed } from '../delivery/change-feed.js';
 import { actorOf } from './authenticate.js';
 
 const PING_MS = 15_000;

@@ -27,9 +27,9 @@ import {
   type GitHubProviderOptions,
 } from '../providers/github/create-github-provider.js';
 import { VERSION } from '../package-root.js';
-import { createChangeFeed, type ChangeFeed } from '../web/change-feed.js';
+import { createChangeFeed, type ChangeFeed } from '../delivery/change-feed.js';
 import { createWebConsole, type WebConsole } from '../web/create-web-console.js';
-import type { PushTuning } from '../web/push-sender.js';
+import type { PushTuning } from '../delivery/push-sender.js';
 import { createSources, type Sources } from '../sources/create-sources.js';
 import { loadSecretKey } from '../sources/load-secret-key.js';
 import { createPruner, type Pruner } from '../retention/create-pruner.js';

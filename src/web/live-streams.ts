@@ -4,7 +4,7 @@ import type { Dispatcher } from '../delivery/create-dispatcher.js';
 import type { TodoHooks } from '../http/todo-routes.js';
 import { LedgerError } from '../ledger/index.js';
 import type { Logger } from '../logger.js';
-import type { ChangeFeed } from './change-feed.js';
+import type { ChangeFeed } from '../delivery/change-feed.js';
 import { findPage, waitingApprovals } from './console-pages.js';
 import { html } from './html.js';
 import { revisionOf } from './render-page.js';

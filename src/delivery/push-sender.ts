@@ -1,11 +1,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type postgres from 'postgres';
 import webpush, { WebPushError } from 'web-push';
-import type { WakeHub } from '../delivery/wake-hub.js';
+import type { WakeHub } from './wake-hub.js';
 import { systemActor, type Wake } from '../ledger/index.js';
 import type { Logger } from '../logger.js';
 import { failureOf, isOutboundRefused, type Outbound } from '../outbound/create-outbound.js';
-import type { PushKeys } from './push-keys.js';
+import type { PushKeys } from '../web/push-keys.js';
 
 export interface PushTuning {
   /** How often ended approvals are closed and approvals whose wake was missed are sent (ms). */
