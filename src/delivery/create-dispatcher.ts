@@ -1,6 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import type postgres from 'postgres';
-import { cancelSessionApprovals, systemActor, type Principal, type Wake } from '../ledger/index.js';
+import {
+  cancelSessionApprovals,
+  eventRecorded,
+  recordEvent,
+  systemActor,
+  type Principal,
+  type Wake,
+} from '../ledger/index.js';
 import type { Logger } from '../logger.js';
 import type { Outbound } from '../outbound/create-outbound.js';
 import { digestContent, oneLine, wakeContent, type Doorbell } from '../contract/doorbell.js';
@@ -98,8 +105,7 @@ export async function createDispatcher({
   };
 
   const record = (todoId: number, action: string, data: Record<string, unknown>) =>
-    sql`insert into todo_events (todo_id, actor_kind, actor, via, action, data)
-        values (${todoId}, 'system', ${DISPATCHER.name}, ${DISPATCHER.via}, ${action}, ${sql.json(data as never)})`;
+    recordEvent(sql, { todoId, actor: DISPATCHER, action, data });
 
   /** A consumer left (or cannot be reached): it is no longer rung, and what it asked is moot. */
   const forget = async (consumer: LocalConsumer) => {
@@ -269,15 +275,21 @@ export async function createDispatcher({
   const notifyUnattended = (wake: Wake, principal: string, doorbell: Doorbell) =>
     sql.begin(async (tx) => {
       await tx`select pg_advisory_xact_lock(hashtextextended(${`${schema}.notice.${wake.todo_id}`}, 0))`;
-      const [handled] = await tx`
-        select 1 from todo_events
-        where todo_id = ${wake.todo_id} and action in ('notified', 'wake_stored')
-          and data ->> 'wake' = ${wake.wake_id}`;
+      const [{ handled }] = await tx<[{ handled: boolean }]>`
+        select ${eventRecorded(tx, {
+          todo: wake.todo_id,
+          actions: ['notified', 'wake_stored'],
+          key: 'wake',
+          equals: wake.wake_id,
+        })} as handled`;
       if (handled) return;
       const event = (action: string, data: Record<string, unknown>) =>
-        tx`insert into todo_events (todo_id, actor_kind, actor, via, action, data)
-           values (${wake.todo_id}, 'system', ${DISPATCHER.name}, ${DISPATCHER.via}, ${action},
-                   ${tx.json({ ...data, wake: wake.wake_id })})`;
+        recordEvent(tx, {
+          todoId: wake.todo_id,
+          actor: DISPATCHER,
+          action,
+          data: { ...data, wake: wake.wake_id },
+        });
       const [webhook] = await tx<{ url: string; secret: string }[]>`
         select w.url, w.secret from consumer_webhooks w
         join principals p on p.name = w.principal and p.revoked_at is null
@@ -338,9 +350,12 @@ export async function createDispatcher({
       select r.todo_id from todo_rings r
       join todos t on t.id = r.todo_id and t.state = 'pending'
       where r.last_session = any(${sessions}::uuid[])
-        and not exists (
-          select 1 from todo_events e
-          where e.todo_id = r.todo_id and e.action = 'rung' and e.data ->> 'ring' = r.rings::text)`;
+        and not ${eventRecorded(sql, {
+          todo: sql`r.todo_id`,
+          actions: ['rung'],
+          key: 'ring',
+          equals: sql`r.rings::text`,
+        })}`;
     for (const { todo_id } of lost) await ringNow(todo_id, 'retry');
   };
 

@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type postgres from 'postgres';
 import webpush, { WebPushError } from 'web-push';
 import type { WakeHub } from './wake-hub.js';
-import { systemActor, type Wake } from '../ledger/index.js';
+import { recordEvent, systemActor, type Wake } from '../ledger/index.js';
 import type { Logger } from '../logger.js';
 import { failureOf, isOutboundRefused, type Outbound } from '../outbound/create-outbound.js';
 import type { PushKeys } from '../web/push-keys.js';
@@ -224,18 +224,20 @@ export function createPushSender({
     }
     if (outcome !== 'delivered')
       log.warn({ todo_id: target.todo_id, service, outcome }, 'a web push was not delivered');
-    await sql`
-      insert into todo_events (todo_id, actor_kind, actor, via, action, data)
-      values (${target.todo_id}, 'system', ${ACTOR.name}, ${ACTOR.via}, 'notified',
-              ${sql.json({
-                principal: target.assignee,
-                path: 'web_push',
-                push: message.type,
-                subscription: target.subscription_id,
-                service,
-                outcome,
-                tries,
-              })})`;
+    await recordEvent(sql, {
+      todoId: target.todo_id,
+      actor: ACTOR,
+      action: 'notified',
+      data: {
+        principal: target.assignee,
+        path: 'web_push',
+        push: message.type,
+        subscription: target.subscription_id,
+        service,
+        outcome,
+        tries,
+      },
+    });
   };
 
   const send = async (target: Target, message: PushMessage, ttl: number): Promise<Attempt> => {

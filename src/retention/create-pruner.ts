@@ -1,7 +1,8 @@
 import type postgres from 'postgres';
 import { withAdvisoryLock } from '../db/with-advisory-lock.js';
 import type { Logger } from '../logger.js';
-import { pruneOldRows, type HistoryCursor, type Pruned } from './prune-old-rows.js';
+import { type HistoryCursor } from '../ledger/index.js';
+import { pruneOldRows, type Pruned } from './prune-old-rows.js';
 
 export interface Pruner {
   start(): void;
