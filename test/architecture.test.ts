@@ -36,6 +36,24 @@ test('the ledger imports no framework and no adapter', async () => {
   expect(offenders).toEqual([]);
 });
 
+test('the todo service is as framework-free as the ledger it binds side effects to', async () => {
+  const dir = 'src/todos';
+  const files = (await readdir(join(ROOT, dir))).filter((name) => name.endsWith('.ts'));
+  expect(files.length).toBeGreaterThan(0);
+  const allowed = [...ALLOWED, /^\.\.\/ledger\/index\.js$/];
+  const offenders: string[] = [];
+  for (const file of files) {
+    const source = await readFile(join(ROOT, dir, file), 'utf8');
+    for (const [, specifier] of source.matchAll(
+      /^\s*(?:import|export)\s[^'"]*?from\s+['"]([^'"]+)['"]/gm,
+    )) {
+      if (!allowed.some((pattern) => pattern.test(specifier!)))
+        offenders.push(`${file} imports ${specifier}`);
+    }
+  }
+  expect(offenders).toEqual([]);
+});
+
 /** Every project file a file loads when it is imported (static value imports, transitively). */
 async function loadedBy(entry: string): Promise<Set<string>> {
   const seen = new Set<string>();

@@ -7,7 +7,8 @@ import type { Metrics } from './metrics.js';
 import type { TokenCache } from './token-cache.js';
 import { principalRoutes } from './principal-routes.js';
 import { readJsonBody } from './read-json-body.js';
-import { todoRoutes, type TodoHooks } from './todo-routes.js';
+import type { TodoService } from '../todos/create-todo-service.js';
+import { todoRoutes } from './todo-routes.js';
 import type { Router } from 'express';
 
 export const WEBHOOK_PATH = '/api/github/webhooks';
@@ -25,7 +26,8 @@ export interface HttpAppOptions {
   webhooks: RequestHandler | null;
   /** POST /api/sources/:name/webhooks: every other provider's deliveries. */
   sourceWebhooks?: RequestHandler;
-  hooks?: TodoHooks;
+  /** The todo changes with side effects (announced wakes, write-backs). */
+  todos: TodoService;
   /** More routes under /api/v1, behind authentication (e.g. deliveries, the event stream). */
   apiRoutes?: Router[];
   /** Routes of their own at the top level, each doing its own authentication (e.g. /mcp). */
@@ -39,7 +41,7 @@ export function createHttpApp({
   tokens,
   webhooks,
   sourceWebhooks,
-  hooks,
+  todos,
   apiRoutes = [],
   routes = [],
 }: HttpAppOptions): {
@@ -84,7 +86,7 @@ export function createHttpApp({
   const api = express.Router();
   api.use(readJsonBody());
   api.use(authenticate(tokens));
-  api.use(todoRoutes(sql, hooks));
+  api.use(todoRoutes(sql, todos));
   api.use(principalRoutes(sql, tokens));
   for (const routes of apiRoutes) api.use(routes);
   app.use('/api/v1', api);

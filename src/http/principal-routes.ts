@@ -2,11 +2,10 @@ import { Router } from 'express';
 import type postgres from 'postgres';
 import { z } from 'zod';
 import {
-  createAgent,
-  createHuman,
-  issueToken,
   listPrincipals,
   revokeAgent,
+  vendAgent,
+  vendHuman,
   type Principal,
 } from '../ledger/index.js';
 import { actorOf } from './authenticate.js';
@@ -43,10 +42,7 @@ export function principalRoutes(sql: postgres.Sql, tokens: TokenCache): Router {
 
   router.post('/humans', async (req, res) => {
     const body = HumanBody.parse(req.body ?? {});
-    const { human, token } = await sql.begin(async (tx) => {
-      const human = await createHuman(tx, actorOf(res), body);
-      return { human, token: await issueToken(tx, human.id) };
-    });
+    const { human, token } = await vendHuman(sql, actorOf(res), body);
     res.status(201).json({ human: publicPrincipal(human), token });
   });
 
@@ -56,10 +52,7 @@ export function principalRoutes(sql: postgres.Sql, tokens: TokenCache): Router {
 
   router.post('/agents', async (req, res) => {
     const body = AgentBody.parse(req.body ?? {});
-    const { agent, token } = await sql.begin(async (tx) => {
-      const agent = await createAgent(tx, actorOf(res), body);
-      return { agent, token: await issueToken(tx, agent.id) };
-    });
+    const { agent, token } = await vendAgent(sql, actorOf(res), body);
     res.status(201).json({ agent: publicPrincipal(agent), token });
   });
 

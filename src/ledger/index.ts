@@ -24,4 +24,5 @@ export * from './request-approval.js';
 export * from './sweep-todos.js';
 export * from './todo.js';
 export * from './tokens.js';
+export * from './vend-principal.js';
 export * from './wake-channel.js';

@@ -9,10 +9,10 @@ import type postgres from 'postgres';
 import type { Doorbell } from '../contract/doorbell.js';
 import type { Dispatcher } from '../delivery/create-dispatcher.js';
 import { authenticate, actorOf } from '../http/authenticate.js';
-import type { TodoHooks } from '../http/todo-routes.js';
 import type { TokenCache } from '../http/token-cache.js';
 import type { Actor } from '../ledger/index.js';
 import type { Logger } from '../logger.js';
+import type { TodoService } from '../todos/create-todo-service.js';
 import { registerTodoTools } from './todo-tools.js';
 
 export const MCP_PATH = '/mcp';
@@ -49,7 +49,7 @@ export interface McpEndpointOptions {
   sql: postgres.Sql;
   tokens: TokenCache;
   log: Logger;
-  hooks: TodoHooks;
+  todos: TodoService;
   version: string;
   /** While a session's notification stream is open, the session is a consumer of wakes. */
   dispatcher: Dispatcher;
@@ -70,7 +70,7 @@ export function createMcpEndpoint({
   sql,
   tokens,
   log,
-  hooks,
+  todos,
   version,
   dispatcher,
 }: McpEndpointOptions): McpEndpoint {
@@ -93,7 +93,7 @@ export function createMcpEndpoint({
         jsonSchemaValidator,
       },
     );
-    registerTodoTools(server, { sql, actor: session.actor, hooks, log, leases: session.leases });
+    registerTodoTools(server, { sql, todos, actor: session.actor, log, leases: session.leases });
     // Stateless to the SDK (no session id of its own): the session is checked here.
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: undefined,

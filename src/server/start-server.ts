@@ -15,7 +15,6 @@ import {
 import { createWakeHub, type WakeHub } from '../delivery/wake-hub.js';
 import { createWakeNotifier, type WakeNotifier } from '../delivery/wake-notifier.js';
 import { createHttpApp } from '../http/create-http-app.js';
-import type { TodoHooks } from '../http/todo-routes.js';
 import { eventStreamRoutes, type EventStreams } from '../http/event-stream-routes.js';
 import { createMcpEndpoint, type McpEndpoint } from '../mcp/mcp-endpoint.js';
 import { createMetrics } from '../http/metrics.js';
@@ -33,6 +32,7 @@ import type { PushTuning } from '../delivery/push-sender.js';
 import { createSources, type Sources } from '../sources/create-sources.js';
 import { loadSecretKey } from '../sources/load-secret-key.js';
 import { createPruner, type Pruner } from '../retention/create-pruner.js';
+import { createTodoService, type TodoHooks } from '../todos/create-todo-service.js';
 import {
   createOutbound,
   type Outbound,
@@ -190,12 +190,15 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     // API's streams that follow changes (inbox --watch) alike.
     feed = createChangeFeed(db.sql, { log });
     streams = eventStreamRoutes(db.sql, dispatcher, outbound.policy, feed);
-    const hooks = combineHooks(wakes.announce, github.hooks, sources.hooks);
+    const todos = createTodoService(
+      db.sql,
+      combineHooks(wakes.announce, github.hooks, sources.hooks),
+    );
     mcp = createMcpEndpoint({
       sql: db.sql,
       tokens,
       log,
-      hooks,
+      todos,
       version: VERSION,
       dispatcher,
     });
@@ -205,7 +208,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       dispatcher,
       hub,
       tokens,
-      hooks,
+      todos,
       feed,
       publicUrl: config.publicUrl,
       githubOAuth: config.githubOAuth,
@@ -220,7 +223,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       tokens,
       webhooks: github.webhooks,
       sourceWebhooks: sources.webhooks,
-      hooks,
+      todos,
       apiRoutes: [github.routes, sources.routes, streams.routes, web.apiRoutes],
       routes: [mcp.routes, web.routes],
     });

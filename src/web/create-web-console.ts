@@ -3,10 +3,10 @@ import type postgres from 'postgres';
 import type { GitHubOAuthCredentials } from '../config/server-config.js';
 import type { Dispatcher } from '../delivery/create-dispatcher.js';
 import type { WakeHub } from '../delivery/wake-hub.js';
-import type { TodoHooks } from '../http/todo-routes.js';
 import { HttpError } from '../http/http-error.js';
 import type { TokenCache } from '../http/token-cache.js';
 import type { Logger } from '../logger.js';
+import type { TodoService } from '../todos/create-todo-service.js';
 import type { ChangeFeed } from '../delivery/change-feed.js';
 import { consoleAssets } from './console-assets.js';
 import { liveStreams } from './live-streams.js';
@@ -33,7 +33,8 @@ export interface WebConsoleOptions {
   hub: WakeHub;
   /** The API's token cache: forgotten at once when an agent is revoked from a page. */
   tokens: TokenCache;
-  hooks?: TodoHooks;
+  /** The todo changes with side effects (a reply's write-back). */
+  todos: TodoService;
   /** The console's address as browsers see it; https makes its cookies Secure and __Host-. */
   publicUrl?: string | undefined;
   githubOAuth?: GitHubOAuthCredentials | undefined;
@@ -66,7 +67,6 @@ export interface WebConsole {
  */
 export async function createWebConsole(options: WebConsoleOptions): Promise<WebConsole> {
   const { sql, log, dispatcher, publicUrl } = options;
-  const hooks = options.hooks ?? {};
   const cookies = { secure: publicUrl?.startsWith('https:') ?? false };
   const assets = consoleAssets();
   const keys = await loadPushKeys(sql);
@@ -80,7 +80,7 @@ export async function createWebConsole(options: WebConsoleOptions): Promise<WebC
     tuning: options.push,
   });
   const render = pageRenderer(assets.urls, keys.publicKey);
-  const streams = liveStreams({ sql, dispatcher, feed: options.feed, hooks, log });
+  const streams = liveStreams({ sql, dispatcher, feed: options.feed, log });
   const signIn = signInRoutes({
     sql,
     log,
@@ -102,7 +102,7 @@ export async function createWebConsole(options: WebConsoleOptions): Promise<WebC
   pages.use(signIn.routes);
   pages.use(streams.routes);
   pages.use(pushRoutes(sql));
-  pages.use(pageRoutes({ sql, hooks, render, publicUrl, tokens: options.tokens }));
+  pages.use(pageRoutes({ sql, todos: options.todos, render, publicUrl, tokens: options.tokens }));
   pages.use((req, _res, next) =>
     next(new HttpError(404, 'not_found', `There is no page at ${req.path}.`)),
   );

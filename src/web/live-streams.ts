@@ -1,7 +1,6 @@
 import { Router, type Response } from 'express';
 import type postgres from 'postgres';
 import type { Dispatcher } from '../delivery/create-dispatcher.js';
-import type { TodoHooks } from '../http/todo-routes.js';
 import { LedgerError } from '../ledger/index.js';
 import type { Logger } from '../logger.js';
 import type { ChangeFeed } from '../delivery/change-feed.js';
@@ -38,13 +37,11 @@ export function liveStreams({
   sql,
   dispatcher,
   feed,
-  hooks,
   log,
 }: {
   sql: postgres.Sql;
   dispatcher: Dispatcher;
   feed: ChangeFeed;
-  hooks: TodoHooks;
   log: Logger;
 }): LiveStreams {
   const open = new Set<Response>();
@@ -82,7 +79,7 @@ export function liveStreams({
       res.write(`event: ${event}\n${lines.map((line) => `data: ${line}`).join('\n')}\n\n`);
     };
 
-    const context = { sql, web, hooks, cache: new Map<string, unknown>() };
+    const context = { sql, web, cache: new Map<string, unknown>() };
     let shown: Map<string, string> | undefined;
     let waitingShown: Set<number> | undefined;
     let running = false;
