@@ -1,14 +1,14 @@
-import { Router, type Response } from 'express';
+import { Router } from 'express';
 import { z } from 'zod';
 import type postgres from 'postgres';
-import type { Dispatcher } from '../delivery/create-dispatcher.js';
+import type { AttachedConsumer, Dispatcher } from '../delivery/create-dispatcher.js';
 import { registerWebhook, removeWebhook } from '../delivery/register-webhook.js';
 import type { Doorbell } from '../contract/doorbell.js';
 import type { OutboundPolicy } from '../outbound/outbound-policy.js';
 import type { ChangeFeed } from '../delivery/change-feed.js';
 import { actorOf } from './authenticate.js';
+import { createEventStreams } from './create-event-streams.js';
 
-const PING_MS = 15_000;
 const WebhookBody = z.strictObject({ url: z.string().max(2048) });
 
 const Query = z.strictObject({
@@ -43,7 +43,7 @@ export function eventStreamRoutes(
   outbound: OutboundPolicy,
   feed: ChangeFeed,
 ): EventStreams {
-  const open = new Set<Response>();
+  const streams = createEventStreams();
   const routes = Router();
 
   // The caller's outbound webhook: rung when it has no live session (see README, delivery ladder).
@@ -58,56 +58,31 @@ export function eventStreamRoutes(
   routes.get('/events', async (req, res) => {
     const { queue, consumer, changes } = Query.parse(req.query);
     const actor = actorOf(res);
-    res.writeHead(200, {
-      'content-type': 'text/event-stream; charset=utf-8',
-      'cache-control': 'no-cache',
-      // A stream's connection is never reused: it closes with the stream (so a stopping server
-      // is not kept waiting for the client's idle keep-alive socket).
-      connection: 'close',
-      'x-accel-buffering': 'no',
+    let attached: AttachedConsumer | undefined;
+    let unsubscribe = () => {};
+    const stream = streams.open(res, {
+      onClose: () => {
+        unsubscribe();
+        void attached?.detach();
+      },
     });
-    res.flushHeaders();
-    open.add(res);
-    const push = (doorbell: Doorbell) => {
-      if (res.writableEnded || res.destroyed) return false;
-      res.write(
-        `event: ${doorbell.type === 'digest' ? 'digest' : 'wake'}\ndata: ${JSON.stringify(doorbell)}\n\n`,
-      );
-      return true;
-    };
-    const attached = await dispatcher.attach({
+    const push = (doorbell: Doorbell) =>
+      stream.send(doorbell.type === 'digest' ? 'digest' : 'wake', JSON.stringify(doorbell));
+    attached = await dispatcher.attach({
       principal: actor.principal!,
       path: consumer,
       queues: queue === undefined ? (changes ? [] : null) : [queue].flat(),
       push,
     });
-    const ping = setInterval(() => res.write(': ping\n\n'), PING_MS);
+    // The client left while it was being attached: its close came before there was a session.
+    if (!stream.open) return attached.detach();
     // Only ticks that saw the ledger move: what time alone changes (an expiry) is written by the
     // sweeper, which moves it too.
-    const unsubscribe = changes
-      ? feed.subscribe((changed) => {
-          if (changed && !res.writableEnded && !res.destroyed)
-            res.write('event: change\ndata: {}\n\n');
-        })
-      : () => {};
-    res.once('close', () => {
-      clearInterval(ping);
-      unsubscribe();
-      open.delete(res);
-      void attached.detach();
-    });
-    if (res.writableEnded || res.destroyed) {
-      clearInterval(ping);
-      unsubscribe();
-      await attached.detach();
-      return;
-    }
-    res.write(`event: ready\ndata: ${JSON.stringify({ session_id: attached.id })}\n\n`);
+    if (changes)
+      unsubscribe = feed.subscribe((changed) => {
+        if (changed) stream.send('change', '{}');
+      });
+    stream.send('ready', JSON.stringify({ session_id: attached.id }));
   });
-  return {
-    routes,
-    closeAll() {
-      for (const res of open) res.end();
-    },
-  };
+  return { routes, closeAll: () => streams.closeAll() };
 }

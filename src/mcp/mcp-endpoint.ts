@@ -9,6 +9,7 @@ import type postgres from 'postgres';
 import type { Doorbell } from '../contract/doorbell.js';
 import type { Dispatcher } from '../delivery/create-dispatcher.js';
 import { authenticate, actorOf } from '../http/authenticate.js';
+import { createEventStreams, type EventStream } from '../http/create-event-streams.js';
 import type { TokenCache } from '../http/token-cache.js';
 import type { Actor } from '../ledger/index.js';
 import type { Logger } from '../logger.js';
@@ -21,8 +22,6 @@ export const MCP_PATH = '/mcp';
  * without ending their session (the SDK's close() sends no DELETE) would otherwise hold memory.
  */
 const IDLE_MS = 5 * 60_000;
-/** A comment on an open notification stream this often, so that no proxy takes it for dead. */
-const PING_MS = 15_000;
 
 /** One MCP client session: who it is, its leases, and its notification stream while open. */
 interface McpSession {
@@ -32,7 +31,7 @@ interface McpSession {
   leases: Map<number, string>;
   lastActiveAt: number;
   /** The standalone GET stream: notifications reach the client while it is open. */
-  stream?: Response;
+  stream?: EventStream;
   /** Ends the stream and detaches the session from the dispatcher. */
   closeStream?: () => void;
 }
@@ -76,6 +75,7 @@ export function createMcpEndpoint({
 }: McpEndpointOptions): McpEndpoint {
   const sessions = new Map<string, McpSession>();
   const jsonSchemaValidator = new AjvJsonSchemaValidator();
+  const streams = createEventStreams();
   const routes = Router();
 
   const closeSession = (session: McpSession) => {
@@ -109,15 +109,12 @@ export function createMcpEndpoint({
 
   /** An MCP log notification (`notifications/message`, level info) on the session's stream. */
   const notify = (session: McpSession, doorbell: Doorbell): boolean => {
-    const stream = session.stream;
-    if (!stream || stream.writableEnded || stream.destroyed) return false;
     const message = {
       jsonrpc: '2.0',
       method: 'notifications/message',
       params: { level: 'info', logger: 'switchboard', data: doorbell },
     };
-    stream.write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
-    return true;
+    return session.stream?.send('message', JSON.stringify(message)) ?? false;
   };
 
   /** The GET stream is where notifications go: attached as a consumer for as long as it is open. */
@@ -135,37 +132,26 @@ export function createMcpEndpoint({
       return jsonRpcError(res, 406, 'Not Acceptable: the client must accept text/event-stream');
     if (session.stream)
       return jsonRpcError(res, 409, 'Conflict: only one notification stream per session');
-    res.writeHead(200, {
-      'content-type': 'text/event-stream',
-      'cache-control': 'no-cache',
-      // A stream's connection is never reused: it closes with the stream (so a stopping server
-      // is not kept waiting for the client's idle keep-alive socket).
-      connection: 'close',
-      'x-accel-buffering': 'no',
-    });
-    res.flushHeaders();
-    session.stream = res;
     let detach: (() => Promise<void>) | undefined;
-    const ping = setInterval(() => res.write(': ping\n\n'), PING_MS);
     const ended = () => {
-      if (session.stream !== res) return;
-      clearInterval(ping);
+      if (session.stream !== stream) return;
       session.stream = undefined;
       session.closeStream = undefined;
       session.lastActiveAt = Date.now();
       void detach?.();
     };
+    const stream = streams.open(res, { onClose: ended });
+    session.stream = stream;
     session.closeStream = () => {
       ended();
-      res.end();
+      stream.end();
     };
-    res.once('close', ended);
     const attached = await dispatcher.attach({
       principal: session.actor.principal!,
       path: 'mcp_log',
       push: (doorbell) => notify(session, doorbell),
     });
-    if (session.stream === res) detach = () => attached.detach();
+    if (session.stream === stream) detach = () => attached.detach();
     else await attached.detach();
   };
 

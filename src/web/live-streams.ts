@@ -1,6 +1,7 @@
-import { Router, type Response } from 'express';
+import { Router } from 'express';
 import type postgres from 'postgres';
-import type { Dispatcher } from '../delivery/create-dispatcher.js';
+import type { AttachedConsumer, Dispatcher } from '../delivery/create-dispatcher.js';
+import { createEventStreams } from '../http/create-event-streams.js';
 import { LedgerError } from '../ledger/index.js';
 import type { Logger } from '../logger.js';
 import type { ChangeFeed } from '../delivery/change-feed.js';
@@ -13,7 +14,6 @@ import type { LiveItem } from './views/page-view.js';
 import { problemBody } from './views/sign-in-page.js';
 import { localPath, webRequestOf } from './web-request.js';
 
-const PING_MS = 15_000;
 /** How soon a dropped stream's browser tries again. */
 const RETRY_MS = 2000;
 
@@ -44,7 +44,7 @@ export function liveStreams({
   feed: ChangeFeed;
   log: Logger;
 }): LiveStreams {
-  const open = new Set<Response>();
+  const streams = createEventStreams();
   const routes = Router();
 
   routes.get('/live', async (req, res) => {
@@ -61,30 +61,26 @@ export function liveStreams({
       return;
     }
     const rev = typeof req.query.rev === 'string' ? req.query.rev : '';
-    res.writeHead(200, {
-      'content-type': 'text/event-stream; charset=utf-8',
-      'cache-control': 'no-store',
-      // A stream's connection is never reused: it closes with the stream (so a stopping server
-      // is not kept waiting for the client's idle keep-alive socket).
-      connection: 'close',
-      'x-accel-buffering': 'no',
+    let closed = false;
+    let unsubscribe = () => {};
+    let attaching: Promise<AttachedConsumer> | undefined;
+    const stream = streams.open(res, {
+      retryMs: RETRY_MS,
+      onClose: () => {
+        closed = true;
+        unsubscribe();
+        void attaching?.then((attached) => attached.detach()).catch(() => {});
+      },
     });
-    res.write(`retry: ${RETRY_MS}\n\n`);
-    open.add(res);
-
-    const send = (event: string, data: string) => {
-      if (res.writableEnded || res.destroyed) return;
-      // A CR would end the line early; as a character reference it reads the same in HTML.
-      const lines = data.replace(/\r/g, '&#13;').split('\n');
-      res.write(`event: ${event}\n${lines.map((line) => `data: ${line}`).join('\n')}\n\n`);
-    };
+    // A CR would end a data line (and so the markup) early; as a character reference it reads
+    // the same in HTML.
+    const send = (event: string, data: string) => stream.send(event, data.replace(/\r/g, '&#13;'));
 
     const context = { sql, web, cache: new Map<string, unknown>() };
     let shown: Map<string, string> | undefined;
     let waitingShown: Set<number> | undefined;
     let running = false;
     let again = false;
-    let closed = false;
 
     const once = async () => {
       // Finished approvals' facts are cached for the stream's life; a page open for weeks sees
@@ -154,36 +150,22 @@ export function liveStreams({
       }
     };
 
-    const unsubscribe = feed.subscribe(() => void refresh());
+    unsubscribe = feed.subscribe(() => void refresh());
     // A consumer of its human's doorbells: approvals and verdicts come at once (no queue: a page
     // never claims, so it must never take a claimable todo's ring from a consumer that would).
-    const attaching = dispatcher.attach({
+    attaching = dispatcher.attach({
       principal: web.session.human,
       path: 'sse',
       queues: [],
       push: () => {
-        if (closed || res.writableEnded || res.destroyed) return false;
+        if (closed || !stream.open) return false;
         void refresh();
         return true;
       },
-    });
-    const ping = setInterval(() => res.write(': ping\n\n'), PING_MS);
-    res.once('close', () => {
-      closed = true;
-      clearInterval(ping);
-      unsubscribe();
-      open.delete(res);
-      void attaching.then((attached) => attached.detach()).catch(() => {});
     });
     await attaching;
     await refresh();
   });
 
-  return {
-    routes,
-    size: () => open.size,
-    closeAll() {
-      for (const res of open) res.end();
-    },
-  };
+  return { routes, size: () => streams.size(), closeAll: () => streams.closeAll() };
 }
