@@ -1,7 +1,7 @@
 import { Router } from 'express';
 import { z } from 'zod';
 import type postgres from 'postgres';
-import type { AttachedConsumer, Dispatcher } from '../delivery/create-dispatcher.js';
+import type { Dispatcher } from '../delivery/create-dispatcher.js';
 import { registerWebhook, removeWebhook } from '../delivery/register-webhook.js';
 import type { Doorbell } from '../contract/doorbell.js';
 import type { OutboundPolicy } from '../outbound/outbound-policy.js';
@@ -58,24 +58,25 @@ export function eventStreamRoutes(
   routes.get('/events', async (req, res) => {
     const { queue, consumer, changes } = Query.parse(req.query);
     const actor = actorOf(res);
-    let attached: AttachedConsumer | undefined;
     let unsubscribe = () => {};
+    // A close comes on a later tick than this one, which sets `attaching` below.
     const stream = streams.open(res, {
       onClose: () => {
         unsubscribe();
-        void attached?.detach();
+        void attaching.then((attached) => attached.detach()).catch(() => {});
       },
     });
     const push = (doorbell: Doorbell) =>
       stream.send(doorbell.type === 'digest' ? 'digest' : 'wake', JSON.stringify(doorbell));
-    attached = await dispatcher.attach({
+    const attaching = dispatcher.attach({
       principal: actor.principal!,
       path: consumer,
       queues: queue === undefined ? (changes ? [] : null) : [queue].flat(),
       push,
     });
-    // The client left while it was being attached: its close came before there was a session.
-    if (!stream.open) return attached.detach();
+    const attached = await attaching;
+    // The client left while it was being attached: its close has detached it already.
+    if (!stream.open) return;
     // Only ticks that saw the ledger move: what time alone changes (an expiry) is written by the
     // sweeper, which moves it too.
     if (changes)

@@ -37,5 +37,5 @@ async function withFirstToken(
   return sql.begin(async (tx) => {
     const principal = await create(tx);
     return { principal, token: await issueToken(tx, principal.id) };
-  }) as Promise<{ principal: Principal; token: string }>;
+  });
 }

@@ -1,6 +1,6 @@
 import { Router } from 'express';
 import type postgres from 'postgres';
-import type { AttachedConsumer, Dispatcher } from '../delivery/create-dispatcher.js';
+import type { Dispatcher } from '../delivery/create-dispatcher.js';
 import { createEventStreams } from '../http/create-event-streams.js';
 import { LedgerError } from '../ledger/index.js';
 import type { Logger } from '../logger.js';
@@ -63,13 +63,13 @@ export function liveStreams({
     const rev = typeof req.query.rev === 'string' ? req.query.rev : '';
     let closed = false;
     let unsubscribe = () => {};
-    let attaching: Promise<AttachedConsumer> | undefined;
+    // A close comes on a later tick than this one, which sets `attaching` below.
     const stream = streams.open(res, {
       retryMs: RETRY_MS,
       onClose: () => {
         closed = true;
         unsubscribe();
-        void attaching?.then((attached) => attached.detach()).catch(() => {});
+        void attaching.then((attached) => attached.detach()).catch(() => {});
       },
     });
     // A CR would end a data line (and so the markup) early; as a character reference it reads
@@ -153,7 +153,7 @@ export function liveStreams({
     unsubscribe = feed.subscribe(() => void refresh());
     // A consumer of its human's doorbells: approvals and verdicts come at once (no queue: a page
     // never claims, so it must never take a claimable todo's ring from a consumer that would).
-    attaching = dispatcher.attach({
+    const attaching = dispatcher.attach({
       principal: web.session.human,
       path: 'sse',
       queues: [],
