@@ -7,10 +7,10 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Readable, Writable } from 'node:stream';
-import { EventSourceParserStream } from 'eventsource-parser/stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { z } from 'zod';
 import { ApiError } from '../client/client-errors.js';
+import { followEventStream } from '../client/follow-event-stream.js';
 import type { Doorbell } from '../contract/doorbell.js';
 import { excerpt, neutraliseLine } from '../contract/neutralise-text.js';
 import {
@@ -339,68 +339,59 @@ export async function runChannel(options: ChannelOptions): Promise<void> {
     }
   };
 
-  const consumeEvents = async () => {
-    let failures = 0;
-    // What Claude Code was last told is wrong with the stream; undefined while nothing is.
-    let told: 'refused' | 'unreachable' | undefined;
-    while (!stopped.signal.aborted) {
-      let tokenRefused: number | undefined;
-      try {
-        const response = await fetch(`${base}/api/v1/events?consumer=channel`, {
-          headers: {
-            authorization: `Bearer ${token}`,
-            'x-switchboard-client': 'channel',
-            accept: 'text/event-stream',
-          },
-          signal: stopped.signal,
-        });
-        if (response.status === 401 || response.status === 403) tokenRefused = response.status;
-        if (!response.ok || !response.body)
-          throw new Error(
-            tokenRefused
-              ? `${base} refused this channel's token (HTTP ${tokenRefused}); trying again — check SWITCHBOARD_TOKEN`
-              : `the event stream answered HTTP ${response.status}`,
-          );
-        for await (const { name, data } of readServerSentEvents(response.body)) {
-          if (name === 'ready') {
-            channelSession = (JSON.parse(data) as { session_id?: string }).session_id;
-            onAttached();
-            failures = 0;
-            if (told) {
-              told = undefined;
-              event({ content: 'switchboard: connected again', meta: { event: 'status' } });
-            }
-          } else if (name === 'wake' || name === 'digest') {
-            // One unreadable doorbell is logged and skipped; it must not end the stream.
-            try {
-              onDoorbell(JSON.parse(data) as Doorbell);
-            } catch (error) {
-              log(`ignored an unreadable ${name} event: ${String((error as Error).message)}`);
-            }
+  // What Claude Code was last told is wrong with the stream; undefined while nothing is.
+  let told: 'refused' | 'unreachable' | undefined;
+  const consumeEvents = () =>
+    followEventStream({
+      credentials: { url, token },
+      query: { consumer: 'channel' },
+      client: 'channel',
+      signal: stopped.signal,
+      maxDelayMs: RECONNECT_MAX_MS,
+      onEvent(name, data) {
+        if (name === 'ready') {
+          channelSession = (JSON.parse(data) as { session_id?: string }).session_id;
+          onAttached();
+          if (told) {
+            told = undefined;
+            event({ content: 'switchboard: connected again', meta: { event: 'status' } });
+          }
+        } else if (name === 'wake' || name === 'digest') {
+          // One unreadable doorbell is logged and skipped; it must not end the stream.
+          try {
+            onDoorbell(JSON.parse(data) as Doorbell);
+          } catch (error) {
+            log(`ignored an unreadable ${name} event: ${String((error as Error).message)}`);
           }
         }
-      } catch (error) {
-        if (stopped.signal.aborted) return;
-        log(`event stream: ${String((error as Error).message ?? error)}`);
-      }
-      detached();
-      // Lost or never there: say so once per outage (and again if the reason changes: a server
-      // back after a restart may now refuse the token), and keep trying without exiting.
-      if (told !== (tokenRefused ? 'refused' : 'unreachable')) {
-        told = tokenRefused ? 'refused' : 'unreachable';
-        event({
-          content: tokenRefused
-            ? `switchboard: ${base} refused this channel's token (HTTP ${tokenRefused}); retrying. Ask your human to check SWITCHBOARD_TOKEN.`
-            : `switchboard: cannot reach ${base}; retrying. Waiting todos stay queued and arrive as a digest when it is back.`,
-          meta: { event: 'status' },
-        });
-      }
-      failures++;
-      await sleep(Math.min(RECONNECT_MAX_MS, 500 * 2 ** failures), undefined, {
-        signal: stopped.signal,
-      }).catch(() => {});
-    }
-  };
+      },
+      onLost(error) {
+        const tokenRefused =
+          error instanceof ApiError && (error.status === 401 || error.status === 403)
+            ? error.status
+            : undefined;
+        log(
+          `event stream: ${
+            tokenRefused
+              ? `${base} refused this channel's token (HTTP ${tokenRefused}); trying again — check SWITCHBOARD_TOKEN`
+              : error.message
+          }`,
+        );
+        detached();
+        // Lost or never there: say so once per outage (and again if the reason changes: a server
+        // back after a restart may now refuse the token), and keep trying without exiting.
+        if (told !== (tokenRefused ? 'refused' : 'unreachable')) {
+          told = tokenRefused ? 'refused' : 'unreachable';
+          event({
+            content: tokenRefused
+              ? `switchboard: ${base} refused this channel's token (HTTP ${tokenRefused}); retrying. Ask your human to check SWITCHBOARD_TOKEN.`
+              : `switchboard: cannot reach ${base}; retrying. Waiting todos stay queued and arrive as a digest when it is back.`,
+            meta: { event: 'status' },
+          });
+        }
+        return true;
+      },
+    });
 
   // Whatever stdin carries that is not JSON-RPC, or fails a handler's schema, is dropped: say so
   // on stderr (briefly: the input may be huge or hostile), never on stdout.
@@ -454,17 +445,4 @@ function reasonOf(message: string): string {
   } catch {
     return '';
   }
-}
-
-/**
- * Server-sent events from a fetch body: the name and data of each event (eventsource-parser:
- * lines end at LF/CR only, so JSON carrying U+2028 or U+2029 unescaped stays one line).
- */
-async function* readServerSentEvents(
-  body: ReadableStream<Uint8Array>,
-): AsyncGenerator<{ name: string; data: string }> {
-  const events = body
-    .pipeThrough(new TextDecoderStream())
-    .pipeThrough(new EventSourceParserStream());
-  for await (const { event, data } of events) if (event) yield { name: event, data };
 }
