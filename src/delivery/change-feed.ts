@@ -1,4 +1,5 @@
 import type postgres from 'postgres';
+import { backgroundLoop } from '../background-loop.js';
 import { historyPosition } from '../ledger/index.js';
 import type { Logger } from '../logger.js';
 
@@ -17,11 +18,12 @@ const HOT_TICKS = 3;
 const FULL_EVERY_TICKS = 20;
 
 /**
- * Tells open console pages that the ledger may have changed, without adding anything to the
- * write path: no NOTIFY (PostgreSQL serialises the commits of notifying transactions) and no
- * trigger. Every change appends a history row, so the history's id sequence moves; reading the
- * sequence is one tiny statement, done only while at least one page stream is open. Sequences
- * move before their transaction commits, so a change stays "hot" for a few more ticks.
+ * Tells open console pages (and the API's streams that follow changes) that the ledger may have
+ * changed, without adding anything to the write path: no NOTIFY (PostgreSQL serialises the
+ * commits of notifying transactions) and no trigger. Every change appends a history row, so the
+ * history's position moves; reading it is one tiny statement, done only while at least one
+ * stream listens. Sequences move before their transaction commits, so a change stays "hot" for
+ * a few more ticks.
  */
 export function createChangeFeed(
   sql: postgres.Sql,
@@ -29,14 +31,15 @@ export function createChangeFeed(
 ): ChangeFeed {
   const listeners = new Set<(changed: boolean) => void>();
   const position = historyPosition(sql);
-  let timer: NodeJS.Timeout | undefined;
   let last: string | undefined;
   let hot = 0;
   let quiet = 0;
   let closed = false;
 
-  const tick = async () => {
-    try {
+  const poll = backgroundLoop({
+    everyMs: intervalMs,
+    delayFirst: true,
+    pass: async () => {
       const now = await position();
       if (now !== last) {
         last = now;
@@ -48,26 +51,23 @@ export function createChangeFeed(
         quiet = 0;
         for (const listener of listeners) listener(changed);
       }
-    } catch (error) {
-      log.warn({ err: error }, 'console change poll failed; trying again');
-    } finally {
-      if (!closed && listeners.size > 0) timer = setTimeout(() => void tick(), intervalMs);
-      else timer = undefined;
-    }
-  };
+    },
+    onError: (error) => log.warn({ err: error }, 'change poll failed; trying again'),
+  });
 
   return {
     subscribe(listener) {
       listeners.add(listener);
-      if (!timer && !closed) timer = setTimeout(() => void tick(), intervalMs);
+      if (!closed) poll.start();
       return () => {
         listeners.delete(listener);
+        if (listeners.size === 0) void poll.stop();
       };
     },
     close() {
       closed = true;
-      clearTimeout(timer);
       listeners.clear();
+      void poll.stop();
     },
   };
 }

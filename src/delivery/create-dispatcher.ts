@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type postgres from 'postgres';
+import { backgroundLoop } from '../background-loop.js';
 import {
   cancelSessionApprovals,
   eventRecorded,
@@ -403,16 +404,20 @@ export async function createDispatcher({
   };
 
   await beat();
+  const loop = (everyMs: number, pass: () => Promise<unknown>, delayFirst = true) =>
+    backgroundLoop({
+      everyMs,
+      pass,
+      delayFirst,
+      onError: (error) =>
+        log.warn({ err: error }, 'delivery step failed; the todo will be rung again'),
+    });
+  const catchingUp = loop(timing.catchUpMs, catchUp, false);
+  const loops = [loop(timing.scanMs, scan), loop(timing.heartbeatMs, heartbeat), catchingUp];
   const unsubscribeWakes = hub.subscribe(onWake);
-  const unsubscribeListen = hub.onListen(() => track(catchUp()));
+  const unsubscribeListen = hub.onListen(() => catchingUp.kick());
   const rings = await sql.listen(ringChannel, onRemoteRing, () => track(recoverLostRings()));
-  const timers = [
-    setInterval(() => track(scan()), timing.scanMs),
-    setInterval(() => track(heartbeat()), timing.heartbeatMs),
-    setInterval(() => track(catchUp()), timing.catchUpMs),
-  ];
-  for (const timer of timers) timer.unref();
-  track(catchUp());
+  for (const each of loops) each.start();
 
   return {
     processId,
@@ -432,9 +437,9 @@ export async function createDispatcher({
     },
     async close() {
       closed = true;
-      for (const timer of timers) clearInterval(timer);
       unsubscribeWakes();
       unsubscribeListen();
+      await Promise.all(loops.map((each) => each.stop()));
       await Promise.allSettled([...inFlight]);
       await rings.unlisten().catch(() => {});
       await sql`delete from consumer_sessions where process_id = ${processId}`.catch(() => {});

@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type postgres from 'postgres';
 import webpush, { WebPushError } from 'web-push';
+import { backgroundLoop } from '../background-loop.js';
 import type { WakeHub } from './wake-hub.js';
 import { recordEvent, systemActor, type Wake } from '../ledger/index.js';
 import type { Logger } from '../logger.js';
@@ -288,17 +289,22 @@ export function createPushSender({
     for (const { id } of missed) await open(id);
   };
 
+  const sweeping = backgroundLoop({
+    everyMs: sweepMs,
+    delayFirst: true,
+    pass: sweep,
+    onError: (error) => log.warn({ err: error }, 'a web push sweep failed; the next tries again'),
+  });
   const unsubscribe = hub.subscribe(onWake);
-  const unlisten = hub.onListen(() => track(sweep()));
-  const timer = setInterval(() => track(sweep()), sweepMs);
-  timer.unref();
+  const unlisten = hub.onListen(() => sweeping.kick());
+  sweeping.start();
 
   return {
     async stop() {
       stopping.abort();
-      clearInterval(timer);
       unsubscribe();
       unlisten();
+      await sweeping.stop();
       await Promise.allSettled([...inFlight]);
     },
   };

@@ -6,6 +6,7 @@ import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import express, { Router, type ErrorRequestHandler, type Request, type Response } from 'express';
 import type postgres from 'postgres';
+import { backgroundLoop } from '../background-loop.js';
 import type { Doorbell } from '../contract/doorbell.js';
 import type { Dispatcher } from '../delivery/create-dispatcher.js';
 import { authenticate, actorOf } from '../http/authenticate.js';
@@ -155,13 +156,18 @@ export function createMcpEndpoint({
     else await attached.detach();
   };
 
-  const sweep = setInterval(() => {
-    const now = Date.now();
-    for (const session of sessions.values()) {
-      if (!session.stream && now - session.lastActiveAt > IDLE_MS) closeSession(session);
-    }
-  }, 60_000);
-  sweep.unref();
+  const sweep = backgroundLoop({
+    everyMs: 60_000,
+    delayFirst: true,
+    pass: () => {
+      const now = Date.now();
+      for (const session of sessions.values()) {
+        if (!session.stream && now - session.lastActiveAt > IDLE_MS) closeSession(session);
+      }
+    },
+    onError: (error) => log.warn({ err: error }, 'closing idle MCP sessions failed'),
+  });
+  sweep.start();
 
   /** The session the request names, if it is the caller's; another principal's is unknown. */
   const sessionFor = (req: Request, res: Response): McpSession | undefined => {
@@ -217,7 +223,7 @@ export function createMcpEndpoint({
     routes,
     openSessions: () => sessions.size,
     close() {
-      clearInterval(sweep);
+      void sweep.stop();
       for (const session of [...sessions.values()]) closeSession(session);
     },
   };

@@ -38,6 +38,7 @@ import {
   type Outbound,
   type OutboundOptions,
 } from '../outbound/create-outbound.js';
+import { backgroundLoop, type BackgroundLoop } from '../background-loop.js';
 import { assertPortFree } from './assert-port-free.js';
 import { bootstrapAdmin } from './bootstrap-admin.js';
 
@@ -93,7 +94,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     signal: options.signal,
   });
   let http: Server | undefined;
-  let sweeper: NodeJS.Timeout | undefined;
+  let sweeper: BackgroundLoop | undefined;
   let github: Awaited<ReturnType<typeof createGitHubProvider>> | undefined;
   let sources: Sources | undefined;
   let hub: WakeHub | undefined;
@@ -109,7 +110,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   /** Responses not yet ended (event streams included, until they are closed). */
   const inFlight = new Set<ServerResponse>();
   const close = async () => {
-    clearInterval(sweeper);
+    await sweeper?.stop();
     if (http?.listening) {
       const closed = new Promise<void>((resolve) => http!.close(() => resolve()));
       streams?.closeAll();
@@ -256,12 +257,13 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       saveWhenMissing: db.embedded,
     });
 
-    sweeper = setInterval(() => {
-      sweepTodos(db.sql).catch((error: unknown) =>
-        log.warn({ err: error }, 'sweep failed; will try again'),
-      );
-    }, options.sweepIntervalMs ?? 5000);
-    sweeper.unref();
+    sweeper = backgroundLoop({
+      everyMs: options.sweepIntervalMs ?? 5000,
+      delayFirst: true,
+      pass: () => sweepTodos(db.sql),
+      onError: (error) => log.warn({ err: error }, 'sweep failed; will try again'),
+    });
+    sweeper.start();
     github.start();
     sources.start();
     pruner = createPruner({
