@@ -6,7 +6,6 @@ import type { WakeHub } from './wake-hub.js';
 import { recordEvent, systemActor, type Wake } from '../ledger/index.js';
 import type { Logger } from '../logger.js';
 import { failureOf, isOutboundRefused, type Outbound } from '../outbound/create-outbound.js';
-import type { PushKeys } from '../web/push-keys.js';
 
 export interface PushTuning {
   /** How often ended approvals are closed and approvals whose wake was missed are sent (ms). */
@@ -70,7 +69,8 @@ export function createPushSender({
 }: {
   sql: postgres.Sql;
   hub: WakeHub;
-  keys: PushKeys;
+  /** The server's VAPID key pair (the console keeps it: src/web/push-keys.ts). */
+  keys: { publicKey: string; privateKey: string };
   /** The VAPID contact the push services see: an https URL or a mailto: address. */
   subject: string;
   log: Logger;
