@@ -3,7 +3,8 @@ import { eventInsert, systemActor } from '../ledger/index.js';
 
 export type SessionPath = 'channel' | 'mcp_log' | 'sse';
 
-const DISPATCHER = systemActor('dispatcher', 'delivery');
+/** Who rings, notifies and stores wakes, in a todo's history. */
+export const DISPATCHER = systemActor('dispatcher', 'delivery');
 
 /**
  * The rungs of the delivery ladder, best first, by what a session can do with a doorbell: a
