@@ -2,10 +2,11 @@ import { Router } from 'express';
 import type postgres from 'postgres';
 import { z } from 'zod';
 import {
+  createAgent,
+  createHuman,
   listPrincipals,
   revokeAgent,
-  vendAgent,
-  vendHuman,
+  vendPrincipal,
   type Principal,
 } from '../ledger/index.js';
 import { actorOf } from './authenticate.js';
@@ -42,8 +43,9 @@ export function principalRoutes(sql: postgres.Sql, tokens: TokenCache): Router {
 
   router.post('/humans', async (req, res) => {
     const body = HumanBody.parse(req.body ?? {});
-    const { human, token } = await vendHuman(sql, actorOf(res), body);
-    res.status(201).json({ human: publicPrincipal(human), token });
+    const actor = actorOf(res);
+    const { principal, token } = await vendPrincipal(sql, (tx) => createHuman(tx, actor, body));
+    res.status(201).json({ human: publicPrincipal(principal), token });
   });
 
   router.get('/agents', async (_req, res) => {
@@ -52,8 +54,9 @@ export function principalRoutes(sql: postgres.Sql, tokens: TokenCache): Router {
 
   router.post('/agents', async (req, res) => {
     const body = AgentBody.parse(req.body ?? {});
-    const { agent, token } = await vendAgent(sql, actorOf(res), body);
-    res.status(201).json({ agent: publicPrincipal(agent), token });
+    const actor = actorOf(res);
+    const { principal, token } = await vendPrincipal(sql, (tx) => createAgent(tx, actor, body));
+    res.status(201).json({ agent: publicPrincipal(principal), token });
   });
 
   router.post('/agents/:name/revoke', async (req, res) => {

@@ -5,13 +5,14 @@ import type { TokenCache } from '../http/token-cache.js';
 import type { TodoService } from '../todos/create-todo-service.js';
 import {
   cancelTodo,
+  createAgent,
   decideApproval,
   getTodo,
   LedgerError,
   notFound,
   releaseQuarantinedTodo,
   revokeAgent,
-  vendAgent,
+  vendPrincipal,
 } from '../ledger/index.js';
 import { findPage, waitingApprovals } from './console-pages.js';
 import { html } from './html.js';
@@ -176,7 +177,9 @@ export function pageRoutes({ sql, todos, render, publicUrl, tokens }: PageRouteO
     const web = signedIn(res);
     const form = AgentForm.parse(req.body);
     const queues = form.queues.split(/[\s,]+/).filter(Boolean);
-    const { agent, token } = await vendAgent(sql, web.actor, { name: form.name.trim(), queues });
+    const { principal: agent, token } = await vendPrincipal(sql, (tx) =>
+      createAgent(tx, web.actor, { name: form.name.trim(), queues }),
+    );
     render(res, {
       title: `Agent ${agent.name}`,
       nav: 'agents',
