@@ -124,7 +124,13 @@ export async function createWebConsole(options: WebConsoleOptions): Promise<WebC
   pages.use(pushRoutes(sql));
   if (options.morePages) pages.use(options.morePages(render, cookies));
   pages.use(
-    pageRoutes({ sql, todos: options.todos, render, address: options.address, tokens: options.tokens }),
+    pageRoutes({
+      sql,
+      todos: options.todos,
+      render,
+      address: options.address,
+      tokens: options.tokens,
+    }),
   );
   pages.use((req, _res, next) =>
     next(new HttpError(404, 'not_found', `There is no page at ${req.path}.`)),
