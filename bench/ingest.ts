@@ -110,8 +110,8 @@ export async function runIngestBenchmark(
     // Durably accepted means committed: every delivery recorded once, with its todo.
     const total = warmup + ROUNDS * deliveries;
     const [check] = await serverSql<[{ deliveries: number; created: number; todos: number }]>`
-      select (select count(*)::int from github_deliveries) as deliveries,
-             (select count(*)::int from github_deliveries where disposition = 'created') as created,
+      select (select count(*)::int from deliveries) as deliveries,
+             (select count(*)::int from deliveries where disposition = 'created') as created,
              (select count(*)::int from todos where source = 'github') as todos`;
     for (const [name, value] of Object.entries(check)) {
       if (value !== total) throw new Error(`ingest: expected ${name} = ${total}, got ${value}`);

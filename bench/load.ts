@@ -283,8 +283,8 @@ export async function runLoad(
       select d.delivery_id, d.disposition, d.todo_id, t.state, t.body,
              t.meta->'github'->>'comment_id' as comment_id,
              t.meta->'github'->>'delivery_id' as todo_delivery_id
-      from github_deliveries d left join todos t on t.id = d.todo_id
-      where d.disposition <> 'duplicate'`;
+      from deliveries d left join todos t on t.id = d.todo_id
+      where d.source = 'github' and d.disposition <> 'duplicate'`;
     const rowsByDelivery = new Map<string, DeliveryRow[]>();
     for (const row of rows)
       rowsByDelivery.set(row.delivery_id, [...(rowsByDelivery.get(row.delivery_id) ?? []), row]);

@@ -1,10 +1,12 @@
 // Wake latency end to end: a todo committed → its wake received by a real MCP client (and by an
 // event-stream consumer), next to graphile-worker's addJob → task start on the same database, in
-// the same run. Every event is sequential: one write, then wait until it is heard.
+// the same run; and a todo made by a signed delivery — a GitHub one beside a source's (Gitea) —
+// from the POST to its wake on an event stream. Every event is sequential: one write, then wait
+// until it is heard.
 //
 //   npm run bench:wake             (BENCH_EVENTS=300, BENCH_DATABASE_URL=… optional)
-import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { createHmac, randomBytes, randomUUID } from 'node:crypto';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -28,6 +30,10 @@ import {
   type Wake,
 } from '../src/ledger/index.js';
 import { silentLogger } from '../src/logger.js';
+import { providerFor } from '../src/providers/by-kind/provider-for.js';
+import { parseRules } from '../src/providers/rule-schema.js';
+import { createSecretBox } from '../src/sources/secret-box.js';
+import { addSource, saveSourceRules } from '../src/sources/source-store.js';
 import type { Benchmark, SummaryRow } from './support/benchmark.js';
 import { countFromEnv } from './support/count-from-env.js';
 import { targetCell } from './support/format-summary-table.js';
@@ -56,13 +62,23 @@ const P99_TARGET_MS = 50;
 const RERINGS = [3_600_000];
 
 type PathKey = 'graphile' | 'mcp' | 'sse' | 'channel';
+/** A todo made by a delivery through the intake: GitHub's, and a source's (Gitea). */
+type DeliveryKey = 'github' | 'source';
 
-const LABELS: Record<PathKey, string> = {
+const LABELS: Record<PathKey | DeliveryKey, string> = {
   graphile: 'graphile-worker 0.17: `addJob` → task starts',
   mcp: 'switchboard: `createTodo` → MCP `notifications/message`',
   sse: 'switchboard: `createTodo` → SSE `wake` event',
   channel: 'switchboard: `createTodo` → `switchboard channel` → `notifications/claude/channel`',
+  github: 'switchboard: a signed GitHub delivery POSTed → SSE `wake` event',
+  source: 'switchboard: a signed Gitea (source) delivery POSTed → SSE `wake` event',
 };
+
+const WEBHOOK_SECRET = 'bench-webhook-secret';
+const FIXTURES = new URL('../test/fixtures/', import.meta.url);
+/** GitHub's default rules put a labelled issue on `issues`; the source's rules, on its queue. */
+const GITHUB_QUEUE = 'issues';
+const SOURCE_QUEUE = 'wake-source';
 
 /** One event, in ms from just before the write. */
 interface Sample {
@@ -78,7 +94,7 @@ interface Sample {
 }
 
 export interface WakeLatencyRow {
-  key: PathKey;
+  key: PathKey | DeliveryKey;
   label: string;
   latency: Distribution;
   committed: Distribution;
@@ -98,6 +114,8 @@ export interface WakeLatencyResult {
   /** The 1-minute load average when the run started and ended. */
   load: [number, number];
   rows: WakeLatencyRow[];
+  /** From a delivery's POST: GitHub's and a source's, through the one intake. */
+  deliveries: WakeLatencyRow[];
   /** takeRing's transaction timed alone, from the benchmark's own pool. */
   takeRing: Distribution;
   /** The same with synchronous_commit off. */
@@ -122,12 +140,15 @@ export async function runWakeLatencyBenchmark(
   const schema = `bench_wake_${runId}`;
   const graphileSchema = `bench_wake_${runId}_graphile`;
   const dir = await mkdtemp(join(tmpdir(), 'switchboard-bench-wake-'));
+  const secretKey = randomBytes(32);
   const server = await startBenchServer({
     url,
     schema,
     dir,
     handleSignals: true,
     deliveryTiming: { rerings: RERINGS },
+    webhookSecret: WEBHOOK_SECRET,
+    secretKey: secretKey.toString('base64'),
   });
   const sql = connect(url, { schema, max: 4, log: silentLogger });
   /** Undone in reverse order, whatever happens. */
@@ -154,6 +175,25 @@ export async function runWakeLatencyBenchmark(
       sse: await agentOn('wake-sse'),
       channel: await agentOn('wake-channel'),
       ring: await agentOn('wake-ring'),
+      github: await agentOn(GITHUB_QUEUE),
+      source: await agentOn(SOURCE_QUEUE),
+    };
+    // A Gitea source that trusts the fixtures' author, every rule on its own queue.
+    const source = await addSource(sql, createSecretBox(secretKey), {
+      name: 'bench-gitea',
+      kind: 'gitea',
+      owner: 'bench-human',
+      queues: [SOURCE_QUEUE],
+    });
+    const giteaRules = providerFor('gitea').rules;
+    await saveSourceRules(
+      sql,
+      'bench-gitea',
+      parseRules(giteaRules, [SOURCE_QUEUE], 'trust:\n  logins: [unknwon]\n'),
+    );
+    const signed = {
+      github: await deliveryOf('github', server.url, WEBHOOK_SECRET),
+      source: await deliveryOf('source', server.url, source.secret!),
     };
 
     // The floor for any LISTEN/NOTIFY path: when a plain listener in this process hears the wake.
@@ -170,6 +210,8 @@ export async function runWakeLatencyBenchmark(
       sse: createArrivals(),
       channel: createArrivals(),
       ring: createArrivals(),
+      github: createArrivals(),
+      source: createArrivals(),
     };
     const mcp = await connectMcpConsumer(server.url, agents.mcp.token, (data) => {
       const at = performance.now();
@@ -192,7 +234,11 @@ export async function runWakeLatencyBenchmark(
       if (meta.event === 'claimable') received.channel.arrived(Number(meta.todo_id), at);
     });
     undo.push(() => channel.close());
-    await waitForSessions(sql, 3);
+    for (const key of ['github', 'source'] as const) {
+      const stream = await openSseStream(server.url, agents[key].token, onSseEvent(received[key]));
+      undo.push(() => stream.close());
+    }
+    await waitForSessions(sql, 5);
 
     const shared = { connectionString: url, schema: graphileSchema, logger: graphileLogger() };
     await runMigrations(shared);
@@ -243,14 +289,41 @@ export async function runWakeLatencyBenchmark(
         ...(ring ? { ringStartedAt: Number(ring.started_at) } : {}),
       };
     };
-    const paths: [PathKey, () => Promise<Sample>][] = [
+    const measureDelivery = (key: DeliveryKey) => async (): Promise<Sample> => {
+      const { actor } = agents[key];
+      const { url: to, headers, body } = signed[key]();
+      const begun = performance.now();
+      const response = await fetch(to, { method: 'POST', headers, body });
+      const answer = (await response.json()) as {
+        delivery?: { disposition: string; todo_id: number | null };
+      };
+      const committed = performance.now();
+      const todoId = answer.delivery?.todo_id;
+      if (response.status !== 200 || answer.delivery?.disposition !== 'created' || !todoId) {
+        throw new Error(`the ${key} delivery made no todo: ${JSON.stringify(answer)}`);
+      }
+      const at = await received[key].wait(todoId, `the ${key} wake of todo ${todoId}`);
+      const heardAt = await heard.wait(todoId, `the NOTIFY of todo ${todoId}`);
+      await finish(sql, actor, todoId);
+      return { latency: at - begun, committed: committed - begun, heard: heardAt - begun, todoId };
+    };
+    const paths: [PathKey | DeliveryKey, () => Promise<Sample>][] = [
       ['graphile', measureGraphile],
       ['mcp', measureSwitchboard('mcp')],
       ['sse', measureSwitchboard('sse')],
       ['channel', measureSwitchboard('channel')],
+      ['github', measureDelivery('github')],
+      ['source', measureDelivery('source')],
     ];
 
-    const samples: Record<PathKey, Sample[]> = { graphile: [], mcp: [], sse: [], channel: [] };
+    const samples: Record<PathKey | DeliveryKey, Sample[]> = {
+      graphile: [],
+      mcp: [],
+      sse: [],
+      channel: [],
+      github: [],
+      source: [],
+    };
     for (let round = 0; round < warmup + events; round++) {
       // Rotated, so that no path always follows the same other one.
       for (let i = 0; i < paths.length; i++) {
@@ -270,7 +343,7 @@ export async function runWakeLatencyBenchmark(
     // (the commit is visible, and its locks released, at once; only its durability lags).
     const ring = await openSseStream(server.url, agents.ring.token, onSseEvent(received.ring));
     undo.push(() => ring.close());
-    await waitForSessions(sql, 4);
+    await waitForSessions(sql, 6);
     const durable = connect(url, { schema, max: 1, log: silentLogger });
     undo.push(() => durable.end({ timeout: 5 }));
     const lazy = connect(url, { schema, max: 1, log: silentLogger });
@@ -305,7 +378,13 @@ export async function runWakeLatencyBenchmark(
 
     // The server's side of each measured wake, on the database clock: from the todo's insert
     // (its `created` event) to takeRing's start and to the `rung` record written after the push.
-    const measuredIds = [...samples.mcp, ...samples.sse, ...samples.channel].map((s) => s.todoId!);
+    const measuredIds = [
+      ...samples.mcp,
+      ...samples.sse,
+      ...samples.channel,
+      ...samples.github,
+      ...samples.source,
+    ].map((s) => s.todoId!);
     const trail = new Map<number, { created?: number; rung?: number }>();
     for (const event of await sql<{ todo_id: number; action: string; at: number }[]>`
       select todo_id, action, extract(epoch from at) * 1000 as at from todo_events
@@ -330,7 +409,7 @@ export async function runWakeLatencyBenchmark(
     };
 
     const graphileP50 = distribution(samples.graphile.map((s) => s.latency)).p50;
-    const rows = paths.map(([key]): WakeLatencyRow => {
+    const rowOf = (key: PathKey | DeliveryKey): WakeLatencyRow => {
       const latency = distribution(samples[key].map((s) => s.latency));
       const heardMs = samples[key].flatMap((s) => (s.heard === undefined ? [] : [s.heard]));
       const ringStarted = serverSide(samples[key], (s, t) =>
@@ -347,13 +426,15 @@ export async function runWakeLatencyBenchmark(
         ...(rungRecorded ? { rungRecorded } : {}),
         ratio: latency.p50 / graphileP50,
       };
-    });
+    };
+    const rows = (['graphile', 'mcp', 'sse', 'channel'] as const).map(rowOf);
     return {
       events,
       warmup,
       synchronousCommit,
       load: [loadAtStart, machineLoad()],
       rows,
+      deliveries: (['github', 'source'] as const).map(rowOf),
       takeRing: distribution(takeRingMs.durable),
       takeRingLazy: distribution(takeRingMs.lazy),
       roundTrip: distribution(roundTripMs),
@@ -420,6 +501,15 @@ export function formatWakeLatencyTable(result: WakeLatencyResult): string {
     step('server: pushed, `rung` being recorded (database clock)', (r) => r.rungRecorded),
     step('received by the consumer', (r) => r.latency),
     '',
+    'a todo made by a delivery, through the one intake (ms from just before the POST):',
+    '',
+    '| path | answered 200 (committed) p50 / p99 | NOTIFY heard p50 / p99 | wake p50 | p90 | p99 | max | p50 ÷ graphile-worker |',
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    ...result.deliveries.map(
+      (r) =>
+        `| ${r.label} | ${ms(r.committed.p50)} / ${ms(r.committed.p99)} | ${r.heard ? `${ms(r.heard.p50)} / ${ms(r.heard.p99)}` : '—'} | ${ms(r.latency.p50)} | ${ms(r.latency.p90)} | ${ms(r.latency.p99)} | ${ms(r.latency.max)} | ${r.ratio.toFixed(2)} |`,
+    ),
+    '',
     `takeRing's transaction alone (BEGIN, 2 statements, COMMIT), p50 / p99: ` +
       `${ms(result.takeRing.p50)} / ${ms(result.takeRing.p99)} ms as the server runs it, ` +
       `${ms(result.takeRingLazy.p50)} / ${ms(result.takeRingLazy.p99)} ms with synchronous_commit off; ` +
@@ -427,10 +517,12 @@ export function formatWakeLatencyTable(result: WakeLatencyResult): string {
   ].join('\n');
 }
 
-const SUMMARY_LABELS: Record<Exclude<PathKey, 'graphile'>, string> = {
+const SUMMARY_LABELS: Record<Exclude<PathKey, 'graphile'> | DeliveryKey, string> = {
   mcp: 'wake latency, create → MCP `notifications/message`',
   sse: 'wake latency, create → event-stream `wake`',
   channel: 'wake latency, create → `switchboard channel` → `notifications/claude/channel`',
+  github: 'wake latency, a GitHub delivery POSTed → event-stream `wake`',
+  source: 'wake latency, a source’s (Gitea) delivery POSTed → event-stream `wake`',
 };
 
 /** The summary table's rows: each switchboard path against graphile-worker's, p50 ÷ p50. */
@@ -456,11 +548,30 @@ export function wakeLatencySummaryRows(result: WakeLatencyResult): SummaryRow[] 
   });
 }
 
+/** The summary table's rows for todos made by deliveries: GitHub's beside a source's. */
+export function deliveryWakeSummaryRows(result: WakeLatencyResult): SummaryRow[] {
+  const ms = (value: number) => value.toFixed(1);
+  const github = result.deliveries.find((row) => row.key === 'github')!;
+  return result.deliveries.map((row) => ({
+    benchmark: SUMMARY_LABELS[row.key as DeliveryKey],
+    figure: `p50 ${ms(row.latency.p50)} ms, p99 ${ms(row.latency.p99)} ms`,
+    baseline:
+      row.key === 'github'
+        ? '(graphile-worker, as above)'
+        : `the GitHub delivery, p50 ${ms(github.latency.p50)} ms`,
+    ratio: (row.key === 'github' ? row.ratio : row.latency.p50 / github.latency.p50).toFixed(2),
+    target: '—',
+  }));
+}
+
 export const wakeLatencyBenchmark: Benchmark = {
   name: 'wake latency',
   run: async (url) => {
     const result = await runWakeLatencyBenchmark(url);
-    return { summary: wakeLatencySummaryRows(result), details: formatWakeLatencyTable(result) };
+    return {
+      summary: [...wakeLatencySummaryRows(result), ...deliveryWakeSummaryRows(result)],
+      details: formatWakeLatencyTable(result),
+    };
   },
 };
 
@@ -501,6 +612,51 @@ function createArrivals(): Arrivals {
         controller.abort();
       }
     },
+  };
+}
+
+/**
+ * Signed deliveries as the provider sends them (GitHub: a labelled issue; Gitea: an opened pull
+ * request), each a body of its own, so that none is a replay of another.
+ */
+async function deliveryOf(
+  key: DeliveryKey,
+  server: string,
+  secret: string,
+): Promise<() => { url: string; headers: Record<string, string>; body: string }> {
+  const fixture =
+    key === 'github' ? 'github/issues.labeled.switchboard.json' : 'gitea/pull_request.opened.json';
+  const template = JSON.parse(await readFile(new URL(fixture, FIXTURES), 'utf8')) as {
+    issue?: { number: number };
+    pull_request?: { number: number };
+  };
+  let n = 0;
+  return (): { url: string; headers: Record<string, string>; body: string } => {
+    (template.issue ?? template.pull_request)!.number = 100_000 + ++n;
+    const body = JSON.stringify(template);
+    const hex = createHmac('sha256', secret).update(body).digest('hex');
+    const id = randomUUID();
+    return key === 'github'
+      ? {
+          url: `${server}/api/github/webhooks`,
+          headers: {
+            'content-type': 'application/json',
+            'x-github-event': 'issues',
+            'x-github-delivery': id,
+            'x-hub-signature-256': `sha256=${hex}`,
+          },
+          body,
+        }
+      : {
+          url: `${server}/api/sources/bench-gitea/webhooks`,
+          headers: {
+            'content-type': 'application/json',
+            'x-gitea-event': 'pull_request',
+            'x-gitea-delivery': id,
+            'x-gitea-signature': hex,
+          },
+          body,
+        };
   };
 }
 

@@ -1,4 +1,4 @@
-import type { Principal, Todo, TodoEvent } from '../src/client/api-client.js';
+import type { HeldBack, Principal, Todo, TodoEvent } from '../src/client/api-client.js';
 
 /** A plain-text table: a header and left-aligned columns two spaces apart. */
 export function formatTable(header: string[], rows: string[][]): string {
@@ -82,10 +82,18 @@ export function quarantineReason(history: TodoEvent[]): string | null {
   return typeof reason === 'string' ? reason : null;
 }
 
-/** The whole todo, then its history: who did what, when, and from where. */
-export function formatTodoDetails(todo: Todo, history: TodoEvent[]): string {
+/**
+ * The whole todo, then its history: who did what, when, and from where. `heldBack`: its queue is
+ * at a limit, so it waits although it could be claimed.
+ */
+export function formatTodoDetails(
+  todo: Todo,
+  history: TodoEvent[],
+  heldBack: HeldBack | null = null,
+): string {
   const fields: [string, string | number | null][] = [
     ['state', todo.state],
+    ['held back', heldBack && `queue ${heldBack.queue} is ${heldBack.message}`],
     [
       'quarantined',
       todo.state === 'quarantined'

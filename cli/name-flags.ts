@@ -46,3 +46,11 @@ export const principalNameArg = Args.custom<string>({
     (value) => JSON.stringify(value),
   ),
 });
+
+/** The QUEUE argument of `queue show` and `queue set`. */
+export const queueArg = Args.custom<string>({
+  parse: checked(
+    (value) => nameProblem(value, 'QUEUE'),
+    (value) => JSON.stringify(value),
+  ),
+});

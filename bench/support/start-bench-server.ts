@@ -19,6 +19,8 @@ export interface BenchServerOptions extends Pick<
   webhookSecret?: string;
   /** The budget of webhook bodies held before verification (the default, 64 MB, unless given). */
   unverifiedBodyBytes?: number | undefined;
+  /** SWITCHBOARD_SECRET_KEY: sources need one on a database of the bench's own. */
+  secretKey?: string;
   log?: Logger;
 }
 
@@ -33,6 +35,7 @@ export function startBenchServer({
   credentialsFile = join(dir, 'credentials.json'),
   webhookSecret,
   unverifiedBodyBytes,
+  secretKey,
   log = silentLogger,
   ...options
 }: BenchServerOptions): Promise<RunningServer> {
@@ -45,6 +48,7 @@ export function startBenchServer({
       credentialsFile,
       logLevel: 'silent',
       webhookSecret,
+      secretKey,
       github: undefined,
       // The memory benchmark attaches BENCH_SESSIONS consumers as five agents: more than one
       // principal may hold by default. The caps are not what it measures.

@@ -1,4 +1,9 @@
 import type { Principal as LedgerPrincipal } from '../contract/principal.js';
+import type {
+  HeldBack as LedgerHeldBack,
+  Queue as LedgerQueue,
+  QueueLimitsChange,
+} from '../contract/queue.js';
 import type { Todo as LedgerTodo, TodoEvent as LedgerTodoEvent } from '../contract/todo.js';
 import { ApiError } from './client-errors.js';
 import { sendRequest } from './send-request.js';
@@ -17,6 +22,8 @@ export type Todo = Json<LedgerTodo>;
 export type ClaimedTodo = Todo & { lease_token: string };
 export type TodoEvent = Json<LedgerTodoEvent>;
 export type Principal = Json<Omit<LedgerPrincipal, 'id'>>;
+export type HeldBack = Json<LedgerHeldBack>;
+export type Queue = Omit<Json<LedgerQueue>, 'held_back'> & { held_back: HeldBack | null };
 
 export interface Credentials {
   url: string;
@@ -93,6 +100,17 @@ export interface NewApproval {
   body?: string | undefined;
   about_todo_id?: number | undefined;
   ttl_seconds?: number | undefined;
+  /** Claude Code's permission request id, when the question relays its prompt. */
+  request_id?: string | undefined;
+  /** The asker's channel session (from its event stream's `ready`): the approval ends with it. */
+  channel_session?: string | undefined;
+}
+
+export interface ApiClientOptions {
+  /** Who is calling, for the ledger's `via` on every change (X-Switchboard-Client). */
+  client?: 'cli' | 'channel';
+  /** How long a server that accepted the connection may stay silent (60 s). */
+  timeoutMs?: number;
 }
 
 export interface NewHuman {
@@ -105,21 +123,22 @@ export type ApiClient = ReturnType<typeof createApiClient>;
 
 /**
  * The JSON API under /api/v1, one method per route, answers typed as the server sends them.
- * Requests say they come from the CLI, so the ledger records `via: cli` on every change.
+ * Requests say they come from the CLI (or the channel), so the ledger records `via: cli` on every
+ * change.
  */
-export function createApiClient(credentials: Credentials) {
+export function createApiClient(credentials: Credentials, options: ApiClientOptions = {}) {
   const base = credentials.url.replace(/\/+$/, '');
   const call = async <T>(
     method: string,
     path: string,
     body?: unknown,
-    timeoutMs?: number,
+    timeoutMs = options.timeoutMs,
   ): Promise<T> => {
     const response = await sendRequest(new URL(`${base}/api/v1${path}`), {
       method,
       headers: {
         authorization: `Bearer ${credentials.token}`,
-        'x-switchboard-client': 'cli',
+        'x-switchboard-client': options.client ?? 'cli',
         accept: 'application/json',
         ...(body === undefined ? {} : { 'content-type': 'application/json' }),
       },
@@ -161,14 +180,17 @@ export function createApiClient(credentials: Credentials) {
       const search = query.size ? `?${query.toString()}` : '';
       return call<{ todos: Todo[] }>('GET', `/todos${search}`);
     },
-    getTodo: (id: number) => call<{ todo: Todo; history: TodoEvent[] }>('GET', todo(id)),
+    getTodo: (id: number) =>
+      call<{ todo: Todo; history: TodoEvent[]; held_back?: HeldBack | null }>('GET', todo(id)),
     createTodo: (input: NewTodo) => post<{ todo: Todo; created: boolean }>('/todos', input),
     claimTodo: (id: number, leaseSeconds?: number) =>
       post<{ todo: ClaimedTodo }>(`${todo(id)}/claim`, { lease_seconds: leaseSeconds }),
+    /** `held_back`: the queue's limits hold its todos back; claim again at its `next_at`. */
     claimNext: (queue: string, leaseSeconds?: number) =>
-      post<{ todo: ClaimedTodo | null }>(`/queues/${encodeURIComponent(queue)}/claim`, {
-        lease_seconds: leaseSeconds,
-      }),
+      post<{ todo: ClaimedTodo | null; held_back?: HeldBack }>(
+        `/queues/${encodeURIComponent(queue)}/claim`,
+        { lease_seconds: leaseSeconds },
+      ),
     heartbeat: (id: number, leaseToken: string, leaseSeconds?: number) =>
       post<{ todo: Todo }>(`${todo(id)}/heartbeat`, {
         lease_token: leaseToken,
@@ -187,6 +209,12 @@ export function createApiClient(credentials: Credentials) {
     cancel: (id: number, reason?: string) => post<{ todo: Todo }>(`${todo(id)}/cancel`, { reason }),
     releaseQuarantine: (id: number) => post<{ todo: Todo }>(`${todo(id)}/release-quarantine`),
     requestApproval: (input: NewApproval) => post<{ todo: Todo }>('/approvals', input),
+
+    listQueues: () => call<{ queues: Queue[] }>('GET', '/queues'),
+    getQueue: (queue: string) =>
+      call<{ queue: Queue }>('GET', `/queues/${encodeURIComponent(queue)}`),
+    setQueueLimits: (queue: string, change: QueueLimitsChange) =>
+      call<{ queue: Queue }>('PATCH', `/queues/${encodeURIComponent(queue)}`, change),
 
     listAgents: () => call<{ agents: Principal[] }>('GET', '/agents'),
     addAgent: (name: string, queues: string[]) =>

@@ -1,4 +1,4 @@
-import type { ApiClient, ClaimedTodo } from './api-client.js';
+import type { ApiClient, ClaimedTodo, HeldBack } from './api-client.js';
 import { ConnectionError } from './client-errors.js';
 import { isServerOutage } from './is-server-outage.js';
 import type { WakeStream } from './open-wake-stream.js';
@@ -15,11 +15,18 @@ export interface ClaimWaitingOptions {
    * server is back, until the deadline. Called when such an outage starts, with why.
    */
   onOutage?: (problem: Error) => void;
+  /** Told each time the queue's limits hold its todos back (the last one stands at the deadline). */
+  onHeldBack?: ((heldBack: HeldBack) => void) | undefined;
 }
+
+/** A clock behind the server's must not turn a wait until `next_at` into a spin. */
+const HELD_BACK_MIN_WAIT_MS = 1000;
 
 /**
  * Claims the oldest claimable todo on `queue`, waiting for one to arrive until the deadline:
- * claim once the stream listens, then again each time it rings. Null when none came in time.
+ * claim once the stream listens, then again each time it rings. A queue whose limits hold its
+ * todos back is claimed again at the time it names (or on a ring before it), not sooner. Null
+ * when none came in time.
  *
  * A server that is down (at the start, with a stream that waits for it, or later) is waited for
  * within the same deadline. If it never answered by then, that is the error, not "none came":
@@ -29,7 +36,7 @@ export async function claimNextWaiting(
   client: ApiClient,
   wakes: WakeStream,
   queue: string,
-  { leaseSeconds, deadline, signal, onOutage }: ClaimWaitingOptions,
+  { leaseSeconds, deadline, signal, onOutage, onHeldBack }: ClaimWaitingOptions,
 ): Promise<ClaimedTodo | null> {
   if (!(await wakes.waitReady({ deadline, signal }))) {
     if (signal?.aborted) return null;
@@ -38,9 +45,9 @@ export async function claimNextWaiting(
   let failures = 0;
   for (let attempt = 0; !signal?.aborted; attempt++) {
     const seen = wakes.rings;
+    let answer: Awaited<ReturnType<ApiClient['claimNext']>>;
     try {
-      const { todo } = await client.claimNext(queue, leaseSeconds);
-      if (todo) return todo;
+      answer = await client.claimNext(queue, leaseSeconds);
       failures = 0;
     } catch (error) {
       if (!isServerOutage(error) || Date.now() >= deadline) throw error;
@@ -53,7 +60,16 @@ export async function claimNextWaiting(
       });
       continue;
     }
-    if (!(await wakes.waitPast(seen, { deadline, attempt, signal }))) return null;
+    const { todo, held_back } = answer;
+    if (todo) return todo;
+    let until = deadline;
+    if (held_back) {
+      onHeldBack?.(held_back);
+      const nextAt = Math.max(Date.parse(held_back.next_at), Date.now() + HELD_BACK_MIN_WAIT_MS);
+      until = Math.min(deadline, nextAt);
+    }
+    const rang = await wakes.waitPast(seen, { deadline: until, attempt, signal });
+    if (!rang && until === deadline) return null;
   }
   return null;
 }

@@ -82,7 +82,7 @@ export const TODO_TOOLS = {
   },
   claim_next: {
     description:
-      'Claim the oldest todo waiting on a queue, or get {"todo": null} when there is none.',
+      'Claim the oldest todo waiting on a queue, or get {"todo": null} when there is none. When the queue is at its limit (in flight, or claims an hour/day), {"todo": null, "held_back": {reason, next_at, message}} says when to call again.',
     inputSchema: z.strictObject({ queue, lease_seconds: leaseSeconds }),
   },
   heartbeat_todo: {

@@ -12,19 +12,19 @@ export const TODO_STATES = [
 ] as const;
 export type TodoState = (typeof TODO_STATES)[number];
 
-export const TODO_SOURCES = [
+/** Every provider deliveries come from: the GitHub App, and each kind of source (DESIGN §5.7). */
+export const PROVIDER_KINDS = [
   'github',
-  'cli',
-  'mcp',
-  'channel',
-  'api',
-  // Sources (DESIGN §5.7): the kind of provider a todo came from; meta.source names which.
   'gitea',
   'forgejo',
   'gitlab',
   'linear',
   'standard-webhooks',
 ] as const;
+export type ProviderKind = (typeof PROVIDER_KINDS)[number];
+
+/** Where a todo came from: an adapter, or the kind of provider whose delivery made it. */
+export const TODO_SOURCES = ['cli', 'mcp', 'channel', 'api', ...PROVIDER_KINDS] as const;
 export type TodoSource = (typeof TODO_SOURCES)[number];
 
 export type Verdict = 'allow' | 'deny';

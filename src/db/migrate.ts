@@ -23,8 +23,15 @@ export interface Migration {
  * leaves nothing half-applied) and that a file edited after it was applied is refused, because
  * landed migrations are append-only.
  */
-export async function migrate(sql: Sql, schema: string): Promise<{ applied: string[] }> {
-  const migrations = await readMigrations();
+export async function migrate(
+  sql: Sql,
+  schema: string,
+  /** Tests of a migration: only the files numbered below this (the database before it). */
+  options: { before?: number } = {},
+): Promise<{ applied: string[] }> {
+  const migrations = (await readMigrations()).filter(
+    (migration) => options.before === undefined || migration.version < options.before,
+  );
   return sql.begin(async (tx) => {
     await tx`select pg_advisory_xact_lock(hashtextextended(${'switchboard.migrate:' + schema}, 0))`;
     await tx`create schema if not exists ${tx(schema)}`;

@@ -1,6 +1,10 @@
 import type postgres from 'postgres';
+import { eventInsert, readQueues, systemActor } from '../ledger/index.js';
 
 export type SessionPath = 'channel' | 'mcp_log' | 'sse';
+
+/** Who rings, notifies and stores wakes, in a todo's history. */
+export const DISPATCHER = systemActor('dispatcher', 'delivery');
 
 /**
  * The rungs of the delivery ladder, best first, by what a session can do with a doorbell: a
@@ -32,7 +36,10 @@ export interface Ring {
   todo: RingedTodo;
   /** How many times this todo has been rung, this one included. */
   rings: number;
-  /** Null: nobody who may claim it is attached or reachable; the todo waits to be pulled. */
+  /**
+   * Null: nobody who may claim it is attached or reachable, or its queue's limits hold it back;
+   * the todo waits to be pulled, or rung again.
+   */
   target: RingTarget | null;
 }
 
@@ -68,10 +75,17 @@ export async function takeRing(sql: postgres.Sql, request: RingRequest): Promise
   return sql.begin(async (tx) => {
     const nextRings = wakeId === null ? tx`r.rings + 1` : tx`1`;
     const [taken] = await tx<
-      (RingedTodo & { assignee: string | null; rings: number; last_session: string | null })[]
+      (RingedTodo & {
+        assignee: string | null;
+        rings: number;
+        last_session: string | null;
+        limited: boolean;
+      })[]
     >`
       with todo as (
-        select t.id, t.queue, t.kind, t.title, t.url, t.assignee from todos t
+        select t.id, t.queue, t.kind, t.title, t.url, t.assignee,
+               exists (select from queue_limits l where l.queue = t.queue) as limited
+        from todos t
         where t.id = ${todoId} and t.state = 'pending' and t.available_at <= now() and t.kind <> 'approval'
       ), taken as (
         insert into todo_rings as r (todo_id, rings, next_ring_at, wake_id)
@@ -92,7 +106,16 @@ export async function takeRing(sql: postgres.Sql, request: RingRequest): Promise
       )
       select todo.*, taken.rings, taken.last_session from todo, taken`;
     if (!taken) return null;
-    const { assignee, rings, last_session, ...todo } = taken;
+    const { assignee, rings, last_session, limited, ...todo } = taken;
+    if (limited) {
+      // Its queue's limits hold it back: a consumer rung now would only be told to come back.
+      // It is rung when it may be claimed — or sooner, when a slot frees (wake-held-back.ts).
+      const [queue] = await readQueues(tx, [todo.queue], { countWaiting: false });
+      if (queue?.held_back) {
+        await tx`update todo_rings set next_ring_at = ${queue.held_back.next_at} where todo_id = ${todo.id}`;
+        return { todo, rings, target: null };
+      }
+    }
     const ring = { todo, rings, assignee, lastSession: last_session, sessionTtlMs };
     const picked = await pickTarget(tx, ring, false);
     if (picked !== 'busy') return { todo, rings, target: picked };
@@ -174,10 +197,16 @@ async function pickTarget(
     ), stored as (
       -- Nobody to ring: the todo waits, is offered in the digest of the next consumer to attach,
       -- and is rung again on schedule.
-      insert into todo_events (todo_id, actor_kind, actor, via, action, data)
-      select ${todo.id}, 'system', 'dispatcher', 'delivery', 'wake_stored',
-             ${sql.json({ reason: 'no consumer attached' })}
-      where ${rings} = 1 and not exists (select 1 from eligible) and not exists (select 1 from hook)
+      ${eventInsert(
+        sql,
+        {
+          todoId: todo.id,
+          actor: DISPATCHER,
+          action: 'wake_stored',
+          data: { reason: 'no consumer attached' },
+        },
+        sql`${rings} = 1 and not exists (select 1 from eligible) and not exists (select 1 from hook)`,
+      )}
     )
     select 'session' as kind, id as session_id, process_id, path, principal,
            null as url, null as secret, set_config('synchronous_commit', 'off', true) as steering_only

@@ -11,8 +11,11 @@ import type { PublicAddress } from './public-address.js';
 import type { TokenCache } from './token-cache.js';
 import { limitPrincipalRate } from './principal-rate-limit.js';
 import { principalRoutes } from './principal-routes.js';
+import { queueRoutes } from './queue-routes.js';
 import { readJsonBody } from './read-json-body.js';
-import { todoRoutes, type TodoHooks } from './todo-routes.js';
+import type { TodoService } from '../todos/create-todo-service.js';
+import { todoRoutes } from './todo-routes.js';
+import { warnOfUntrustedProxy } from './untrusted-proxy-warning.js';
 import type { Router } from 'express';
 
 export const WEBHOOK_PATH = '/api/github/webhooks';
@@ -26,11 +29,12 @@ export interface HttpAppOptions {
   tokens: TokenCache;
   /** Limits that hold under abuse: webhook bodies, failed authentication, rates, the proxy trusted. */
   limits: Limits;
-  /** Probot's middleware, or null when WEBHOOK_SECRET is unset: then every delivery is refused. */
-  webhooks: RequestHandler | null;
-  /** POST /api/sources/:name/webhooks: every other provider's deliveries. */
-  sourceWebhooks?: RequestHandler;
-  hooks?: TodoHooks;
+  /** POST /api/github/webhooks: the GitHub App's deliveries, through the intake (src/intake). */
+  webhooks: RequestHandler;
+  /** POST /api/sources/:name/webhooks: every other provider's, through the same intake. */
+  sourceWebhooks: RequestHandler;
+  /** The todo changes with side effects (announced wakes, write-backs). */
+  todos: TodoService;
   /** More routes under /api/v1, behind authentication (e.g. deliveries, the event stream). */
   apiRoutes?: Router[];
   /** Routes of their own at the top level, each doing its own authentication (e.g. /mcp). */
@@ -49,7 +53,7 @@ export function createHttpApp({
   limits,
   webhooks,
   sourceWebhooks,
-  hooks,
+  todos,
   apiRoutes = [],
   routes = [],
   address,
@@ -62,6 +66,7 @@ export function createHttpApp({
   app.set('query parser', 'simple');
   // req.ip: the client's address as the proxies trusted report it, which limits are keyed on.
   app.set('trust proxy', limits.settings.trustProxy);
+  if (limits.settings.trustProxy === false) app.use(warnOfUntrustedProxy(log));
   app.use(metrics.observeRequests);
   app.use(hostGuard(address));
 
@@ -81,18 +86,8 @@ export function createHttpApp({
   // Webhooks read their raw body themselves (the signature covers the exact bytes), so they are
   // mounted before any body parser; it is read only once admitted within the budget.
   app.post([WEBHOOK_PATH, SOURCE_WEBHOOK_PATH], limits.webhookBodies.admit);
-  app.post(WEBHOOK_PATH, (req, res, next) => {
-    if (!webhooks) {
-      return sendError(
-        res,
-        503,
-        'webhooks_disabled',
-        'webhooks are off: WEBHOOK_SECRET is not set on this server',
-      );
-    }
-    return webhooks(req, res, next);
-  });
-  if (sourceWebhooks) app.post(SOURCE_WEBHOOK_PATH, sourceWebhooks);
+  app.post(WEBHOOK_PATH, webhooks);
+  app.post(SOURCE_WEBHOOK_PATH, sourceWebhooks);
 
   const api = express.Router();
   // Authenticated first: no body is read for a caller without a valid token.
@@ -101,8 +96,9 @@ export function createHttpApp({
     limitPrincipalRate(limits.rate, (res, message) => sendError(res, 429, 'rate_limited', message)),
   );
   api.use(readJsonBody());
-  api.use(todoRoutes(sql, hooks));
+  api.use(todoRoutes(sql, todos));
   api.use(principalRoutes(sql, tokens));
+  api.use(queueRoutes(sql));
   for (const routes of apiRoutes) api.use(routes);
   app.use('/api/v1', api);
   for (const router of routes) app.use(router);

@@ -1,5 +1,5 @@
 import { Gauge, type Registry } from 'prom-client';
-import { DEFAULT_LIMITS, type LimitSettings } from '../config/server-config.js';
+import { DEFAULT_LIMITS, type LimitSettings } from './limit-settings.js';
 import { createFailureLimiter, type FailureLimiter } from './failure-limiter.js';
 import { createPrincipalSlots, type PrincipalSlots } from './principal-slots.js';
 import { createRateLimiter, type RateLimiter } from './principal-rate-limit.js';

@@ -1,6 +1,7 @@
 import type { RequestHandler } from 'express';
 import type postgres from 'postgres';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { readQueues, type HeldBack, type Queue } from '../ledger/index.js';
 
 export interface Metrics {
   registry: Registry;
@@ -10,6 +11,8 @@ export interface Metrics {
   providerDeliveries: Counter<'provider' | 'source' | 'disposition'>;
   /** Times every HTTP request, labelled by route pattern (never the raw path, which holds ids). */
   observeRequests: RequestHandler;
+  /** Counts a claim that found its queue at a limit. */
+  heldBack: (heldBack: HeldBack) => void;
 }
 
 /**
@@ -54,6 +57,79 @@ export function createMetrics(sql: postgres.Sql): Metrics {
       );
       for (const row of rows) oldest.set({ queue: row.queue }, row.age);
     },
+  });
+  // Limited queues: one read per scrape, shared by their gauges (collected at the same moment).
+  let reading: Promise<Queue[]> | null = null;
+  const limitedQueues = () =>
+    (reading ??= sql<{ queue: string }[]>`select queue from queue_limits`
+      .then((rows) =>
+        readQueues(
+          sql,
+          rows.map((row) => row.queue),
+        ),
+      )
+      .catch(() => [])
+      .finally(() => (reading = null)));
+  const queueGauge = (
+    name: string,
+    help: string,
+    labelNames: readonly ('queue' | 'limit' | 'reason')[],
+    set: (gauge: Gauge<'queue' | 'limit' | 'reason'>, queue: Queue) => void,
+  ): Gauge<'queue' | 'limit' | 'reason'> => {
+    const gauge: Gauge<'queue' | 'limit' | 'reason'> = new Gauge({
+      name,
+      help,
+      labelNames,
+      registers: [registry],
+      async collect() {
+        gauge.reset();
+        for (const queue of await limitedQueues()) set(gauge, queue);
+      },
+    });
+    return gauge;
+  };
+  queueGauge(
+    'switchboard_queue_limit',
+    'Limits of the queues that have some: max_in_flight, and max_claims per its window.',
+    ['queue', 'limit'],
+    (gauge, queue) => {
+      if (queue.max_in_flight !== null)
+        gauge.set({ queue: queue.name, limit: 'max_in_flight' }, queue.max_in_flight);
+      if (queue.max_claims !== null)
+        gauge.set(
+          { queue: queue.name, limit: `max_claims_per_${queue.claims_window}` },
+          queue.max_claims,
+        );
+    },
+  );
+  queueGauge(
+    'switchboard_queue_in_flight',
+    'Todos of a limited queue claimed with a lease still running.',
+    ['queue'],
+    (gauge, queue) => gauge.set({ queue: queue.name }, queue.in_flight),
+  );
+  queueGauge(
+    'switchboard_queue_claims_in_window',
+    'Claims of a queue with a claims limit within its window (the last hour or day).',
+    ['queue'],
+    (gauge, queue) => {
+      if (queue.claims_in_window !== null) gauge.set({ queue: queue.name }, queue.claims_in_window);
+    },
+  );
+  queueGauge(
+    'switchboard_queue_held_back_todos',
+    'Todos that could be claimed now but wait for their queue to come under its limit, by the limit reached.',
+    ['queue', 'reason'],
+    (gauge, queue) => {
+      if (queue.held_back)
+        gauge.set({ queue: queue.name, reason: queue.held_back.reason }, queue.waiting);
+    },
+  );
+  const heldBackClaims = new Counter({
+    name: 'switchboard_claims_held_back_total',
+    help: 'Claims by queue that found claimable todos held back by a limit, by queue and limit (this process).',
+    labelNames: ['queue', 'reason'] as const,
+    registers: [registry],
   });
   const databaseUp: Gauge = new Gauge({
     name: 'switchboard_database_up',
@@ -102,5 +178,11 @@ export function createMetrics(sql: postgres.Sql): Metrics {
     next();
   };
 
-  return { registry, deliveries, providerDeliveries, observeRequests };
+  return {
+    registry,
+    deliveries,
+    providerDeliveries,
+    observeRequests,
+    heldBack: ({ queue, reason }) => heldBackClaims.inc({ queue, reason }),
+  };
 }

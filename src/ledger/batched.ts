@@ -61,3 +61,12 @@ export function batched<I, O>(
 export function isTransaction(db: Db): db is postgres.TransactionSql {
   return typeof (db as Partial<postgres.TransactionSql>).savepoint === 'function';
 }
+
+/** Runs `work` in a transaction: `db`'s own if it is one, else a new one. */
+export function inTransaction<T>(
+  db: Db,
+  work: (tx: postgres.TransactionSql) => Promise<T>,
+): Promise<T> {
+  if (isTransaction(db)) return work(db);
+  return db.begin(work) as Promise<T>;
+}

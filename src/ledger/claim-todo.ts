@@ -1,10 +1,12 @@
 import type postgres from 'postgres';
 import type { Db } from '../db/open-database.js';
 import { assertMayWorkQueue, visibleTo, type Actor } from './actor.js';
-import { batched } from './batched.js';
+import { batched, inTransaction } from './batched.js';
 import { conflict, forbidden, invalid, notFound } from './ledger-error.js';
 import { describeState } from './lease.js';
+import { readQueues } from './read-queues.js';
 import { displayId, todoColumns, type ClaimedTodo } from './todo.js';
+import type { HeldBack } from '../contract/queue.js';
 import { assertQueue } from './validate.js';
 
 export const LEASE_DEFAULT_SECONDS = 300;
@@ -25,17 +27,51 @@ function claimable(db: Db, actor: Actor) {
     and (t.assignee is null or t.assignee = ${actor.name})`;
 }
 
+/** Which todos a claim takes: a condition on `todos t`, their order, and how they are locked. */
+interface Selection {
+  where: postgres.PendingQuery<postgres.Row[]>;
+  order: postgres.PendingQuery<postgres.Row[]>;
+  lock: postgres.PendingQuery<postgres.Row[]>;
+}
+
+/** One todo by id: its row is waited for if someone holds it, so the answer is about it. */
+const byId = (db: Db, actor: Actor, id: number): Selection => ({
+  where: db`t.id = ${id} and ${visibleTo(db, actor)} and ${claimable(db, actor)}`,
+  order: db``,
+  lock: db`for no key update`,
+});
+
+/** The oldest of a queue: rows being claimed by someone else are passed over. */
+const nextOn = (db: Db, actor: Actor, queue: string): Selection => ({
+  where: db`t.queue = ${queue} and t.state <> 'quarantined' and ${claimable(db, actor)}`,
+  order: db`order by t.available_at, t.id`,
+  lock: db`for no key update skip locked`,
+});
+
+function target(
+  db: Db,
+  { where, order, lock }: Selection,
+  limit: number,
+  guard: postgres.PendingQuery<postgres.Row[]> = db`true`,
+) {
+  return db`select id, state, claimed_by from todos t
+            where ${where} and ${guard} ${order} limit ${limit} ${lock}`;
+}
+
 /**
  * One statement: lock the row, move it to `claimed` with a fresh lease token, and record who
  * took it (and whose expired lease it took over). The lock is FOR NO KEY UPDATE — what the
  * update takes anyway — so that the key-share locks of foreign-key checks (an event or a ring
  * being recorded for the todo at that moment) do not make SKIP LOCKED pass a claimable todo by.
+ * `chargeTo`: a limited queue, whose window counts each claim (queue_claims, by its history row),
+ * and which drops its claims older than a day on the way.
  */
 function claimRows(
   db: Db,
   actor: Actor,
   leaseSeconds: number,
   target: postgres.PendingQuery<postgres.Row[]>,
+  chargeTo: string | null = null,
 ) {
   return db<ClaimedTodo[]>`
     with target as (${target}),
@@ -57,11 +93,29 @@ function claimRows(
              || case when t.previous_state = 'claimed'
                      then jsonb_build_object('lease_expired_for', t.previous_holder) else '{}' end
       from t
-    )
+      ${chargeTo === null ? db`` : db`returning id`}
+    )${
+      chargeTo === null
+        ? db``
+        : db`, charged as (
+      insert into queue_claims (event_id, queue, claimed_at) select e.id, ${chargeTo}, now() from e
+    ), pruned as (
+      -- kept a day, the longest window: the queue's own claims keep its table small
+      delete from queue_claims where queue = ${chargeTo} and claimed_at <= now() - interval '1 day'
+    )`
+    }
     select ${todoColumns(db)}, t.lease_token from t`;
 }
 
-/** Claims one todo by id. */
+/**
+ * A queue without limits: its claims go the plain way, one statement. A queue with limits is
+ * claimed within them (claimWithinLimits) — one probe of queue_limits' key is all the plain
+ * path pays for that.
+ */
+const unlimited = (db: Db, queue: postgres.PendingQuery<postgres.Row[]>) =>
+  db`not exists (select from queue_limits l where l.queue = ${queue})`;
+
+/** Claims one todo by id. A todo its queue's limits hold back is refused, saying until when. */
 export async function claimTodo(
   db: Db,
   actor: Actor,
@@ -73,25 +127,60 @@ export async function claimTodo(
     db,
     actor,
     leaseSeconds,
-    db`select id, state, claimed_by from todos t
-       where t.id = ${id} and ${visibleTo(db, actor)} and ${claimable(db, actor)}
-       for no key update`,
+    target(db, byId(db, actor, id), 1, unlimited(db, db`t.queue`)),
   );
   if (claimed) return claimed;
+  const [limited] = await db<{ queue: string }[]>`
+    select t.queue from todos t
+    where t.id = ${id} and ${visibleTo(db, actor)}
+      and exists (select from queue_limits l where l.queue = t.queue)`;
+  if (limited) {
+    const { claimed, heldBack } = await claimWithinLimits(
+      db,
+      actor,
+      limited.queue,
+      leaseSeconds,
+      1,
+      (tx) => byId(tx, actor, id),
+    );
+    if (claimed[0]) return claimed[0];
+    if (heldBack) {
+      throw conflict(
+        `todo ${displayId(id)} is held back: queue ${heldBack.queue} is ${heldBack.message}`,
+      );
+    }
+  }
   return explainUnclaimable(db, actor, id);
 }
 
-/**
- * Claims the oldest claimable todo on a queue, or returns null when there is none. Concurrent
- * claims of one actor on one queue share a statement (`limit n … skip locked`, a history row
- * for each): eight workers calling at once cost one commit, not eight.
- */
+/** A claim by queue: the todo, or null — with, when the queue's limits hold its todos back, until when. */
+export interface ClaimNextAnswer {
+  todo: ClaimedTodo | null;
+  held_back: HeldBack | null;
+}
+
+/** Claims the oldest claimable todo on a queue, or returns null when there is none. */
 export async function claimNextTodo(
   db: Db,
   actor: Actor,
   queue: string,
   leaseSeconds = LEASE_DEFAULT_SECONDS,
 ): Promise<ClaimedTodo | null> {
+  return (await claimNextOrHeldBack(db, actor, queue, leaseSeconds)).todo;
+}
+
+/**
+ * Claims the oldest claimable todo on a queue. With none, says whether that is because the
+ * queue's limits hold its todos back, and until when. Concurrent claims of one actor on one
+ * queue share a statement (`limit n … skip locked`, a history row for each): eight workers
+ * calling at once cost one commit, not eight.
+ */
+export async function claimNextOrHeldBack(
+  db: Db,
+  actor: Actor,
+  queue: string,
+  leaseSeconds = LEASE_DEFAULT_SECONDS,
+): Promise<ClaimNextAnswer> {
   assertQueue(queue);
   assertMayWorkQueue(actor, queue);
   assertLeaseSeconds(leaseSeconds);
@@ -104,21 +193,84 @@ const claimNextBatched = batched(
     db: Db,
     _key: string,
     requests: { actor: Actor; queue: string; leaseSeconds: number }[],
-  ): Promise<(ClaimedTodo | null)[]> => {
+  ): Promise<ClaimNextAnswer[]> => {
     const { actor, queue, leaseSeconds } = requests[0]!;
-    const claimed = await claimRows(
+    const wanted = requests.length;
+    let claimed: ClaimedTodo[] = await claimRows(
       db,
       actor,
       leaseSeconds,
-      db`select id, state, claimed_by from todos t
-         where t.queue = ${queue} and t.state <> 'quarantined' and ${claimable(db, actor)}
-         order by t.available_at, t.id
-         limit ${requests.length}
-         for no key update skip locked`,
+      target(db, nextOn(db, actor, queue), wanted, unlimited(db, db`${queue}`)),
     );
-    return requests.map((_, index) => claimed[index] ?? null);
+    let heldBack: HeldBack | null = null;
+    // Callers left without a todo: the queue is empty — or limited, and claimed within limits.
+    if (claimed.length < wanted) {
+      const [limited] = await db`select from queue_limits where queue = ${queue}`;
+      if (limited) {
+        const within = await claimWithinLimits(
+          db,
+          actor,
+          queue,
+          leaseSeconds,
+          wanted - claimed.length,
+          (tx) => nextOn(tx, actor, queue),
+        );
+        claimed = [...claimed, ...within.claimed];
+        heldBack = within.heldBack;
+      }
+    }
+    return requests.map((_, index) => {
+      const todo = claimed[index] ?? null;
+      return { todo, held_back: todo ? null : heldBack };
+    });
   },
 );
+
+/**
+ * Claims up to `wanted` todos of a limited queue, within its limits. First the queue's row is
+ * locked: every other claim of the queue, by id or by queue, from any process, waits here until
+ * this transaction commits. The usage is then read by a statement of its own, whose snapshot is
+ * taken after the lock was granted, so it sees every claim before this one: the counts are
+ * exact, and no two claimers can both take the last slot. Each claim is charged to the window in
+ * the statement that makes it.
+ *
+ * Callers left without a todo are told the queue holds its todos back (and until when) if one
+ * they could take is waiting and a limit is reached; else the queue simply had none for them.
+ */
+async function claimWithinLimits(
+  db: Db,
+  actor: Actor,
+  queue: string,
+  leaseSeconds: number,
+  wanted: number,
+  select: (tx: Db) => Selection,
+): Promise<{ claimed: ClaimedTodo[]; heldBack: HeldBack | null }> {
+  return inTransaction(db, async (tx) => {
+    const selection = select(tx);
+    const [locked] = await tx`select from queue_limits where queue = ${queue} for update`;
+    if (!locked) {
+      // Its limits were cleared a moment ago.
+      return {
+        claimed: await claimRows(tx, actor, leaseSeconds, target(tx, selection, wanted)),
+        heldBack: null,
+      };
+    }
+    const [before] = await readQueues(tx, [queue], { countWaiting: false });
+    const room = Math.min(
+      wanted,
+      before!.max_in_flight === null ? wanted : before!.max_in_flight - before!.in_flight,
+      before!.max_claims === null ? wanted : before!.max_claims - before!.claims_in_window!,
+    );
+    const claimed =
+      room > 0 ? await claimRows(tx, actor, leaseSeconds, target(tx, selection, room), queue) : [];
+    if (claimed.length === wanted) return { claimed, heldBack: null };
+    const [after] = await readQueues(tx, [queue], { countWaiting: false });
+    if (!after!.held_back) return { claimed, heldBack: null };
+    const [waiting] = await tx<{ any: boolean }[]>`
+      select exists (select from todos t where ${selection.where}) as any`;
+    return { claimed, heldBack: waiting!.any ? after!.held_back : null };
+  });
+}
 
 async function explainUnclaimable(db: Db, actor: Actor, id: number): Promise<never> {
   const [todo] = await db<

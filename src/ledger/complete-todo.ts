@@ -2,9 +2,10 @@ import type postgres from 'postgres';
 import { excerpt } from '../contract/neutralise-text.js';
 import type { Db } from '../db/open-database.js';
 import { visibleTo, type Actor } from './actor.js';
-import { batched, isTransaction } from './batched.js';
+import { batched, inTransaction, isTransaction } from './batched.js';
 import { assertLeaseToken, updateLeasedTodo } from './lease.js';
 import { todoColumns, type Todo } from './todo.js';
+import { wakeHeldBack } from './wake-held-back.js';
 import { assertStorable } from './validate.js';
 
 export interface Completion {
@@ -75,8 +76,8 @@ const completeBatched = batched(
         select t.id, ${actor.kind}, ${actor.name}, ${actor.via}, 'completed',
                case when t.summary_excerpt is not null then jsonb_build_object('summary', t.summary_excerpt) end
         from t
-      )
-      select ${todoColumns(tx)}, t.ord from t`;
+      ), freed as (${wakeHeldBack(tx)})
+      select ${todoColumns(tx)}, t.ord from t where (select count(*) from freed) >= 0`;
     const hooked = requests.some((request) => request.after);
     try {
       const done = hooked
@@ -105,6 +106,7 @@ async function completeAlone(db: Db, request: CompletionRequest): Promise<Todo> 
               summary = ${summary}, result = ${result === null ? null : tx.json(result as never)}`,
       action: 'completed',
       data: summary === null ? null : { summary: excerpt(summary) },
+      freesSlot: true,
     });
   if (!after) return update(db);
   return inTransaction(db, async (tx) => {
@@ -112,10 +114,4 @@ async function completeAlone(db: Db, request: CompletionRequest): Promise<Todo> 
     await after(tx, todo);
     return todo;
   });
-}
-
-/** Runs `work` in a transaction: `db`'s own if it is one, else a new one. */
-function inTransaction<T>(db: Db, work: (tx: postgres.TransactionSql) => Promise<T>): Promise<T> {
-  if (isTransaction(db)) return work(db);
-  return db.begin(work) as Promise<T>;
 }

@@ -30,5 +30,6 @@ export async function failTodo(
             end`,
     action: 'failed',
     data: summary === null ? null : { reason: excerpt(summary) },
+    freesSlot: true,
   });
 }

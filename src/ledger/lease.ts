@@ -3,6 +3,7 @@ import type { Db } from '../db/open-database.js';
 import { visibleTo, type Actor } from './actor.js';
 import { invalid, leaseLost, notFound } from './ledger-error.js';
 import { displayId, insertEvent, todoColumns, type Todo } from './todo.js';
+import { wakeHeldBack } from './wake-held-back.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -24,6 +25,8 @@ export async function updateLeasedTodo(
     set: postgres.PendingQuery<postgres.Row[]>;
     action: string;
     data?: Record<string, unknown> | null;
+    /** It takes the todo out of flight (done, failed): a limited queue's next todo is woken. */
+    freesSlot?: boolean;
   },
 ): Promise<Todo> {
   assertLeaseToken(leaseToken);
@@ -33,8 +36,13 @@ export async function updateLeasedTodo(
       where t.id = ${id} and t.state = 'claimed' and t.lease_token = ${leaseToken}::uuid
         and t.available_at > now() and ${visibleTo(db, actor)}
       returning t.*
-    ), e as (${insertEvent(db, actor, change.action, change.data ?? null)})
-    select ${todoColumns(db)} from t`;
+    ), e as (${insertEvent(db, actor, change.action, change.data ?? null)})${
+      change.freesSlot
+        ? db`, freed as (${wakeHeldBack(db)})
+    select ${todoColumns(db)} from t where (select count(*) from freed) >= 0`
+        : db`
+    select ${todoColumns(db)} from t`
+    }`;
   if (todo) return todo;
 
   const [current] = await db<{ holds: boolean }[]>`

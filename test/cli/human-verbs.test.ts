@@ -38,7 +38,7 @@ async function quarantinedTodo(): Promise<number> {
   });
   expect(sent.status).toBe(200);
   const [row] = await server.sql`
-    select todo_id from github_deliveries where delivery_id = ${sent.id} and disposition = 'quarantined'`;
+    select todo_id from deliveries where delivery_id = ${sent.id} and disposition = 'quarantined'`;
   expect(row?.todo_id).toBeTruthy();
   return Number(row!.todo_id);
 }

@@ -75,7 +75,8 @@ async function deliverAll(fixtures: [string, number][]) {
 /** The outbox rows about these issues. */
 const outboxOf = (issues: number[]) =>
   server.sql<{ id: number; state: string; attempts: number }[]>`
-    select id, state, attempts from github_outbox where issue_number = any(${issues}) order by id`;
+    select id, state, attempts from outbox
+    where (target->>'issue_number')::bigint = any(${issues}) order by id`;
 
 /** Waits until no write-back about these issues is pending, then a little longer for a late duplicate. */
 async function allSent(issues: number[]) {
@@ -123,7 +124,7 @@ test('GitHub down for a while: ingestion goes on, write-backs wait, then each go
   }
   const recorded = await server.sql<
     { delivery_id: string; disposition: string; todo_id: number; note: string | null }[]
-  >`select delivery_id, disposition, todo_id, note from github_deliveries order by id`;
+  >`select delivery_id, disposition, todo_id, note from deliveries order by id`;
   expect(recorded.map((row) => row.delivery_id).sort()).toEqual(
     deliveries.map((sent) => sent.id).sort(),
   );
@@ -196,8 +197,11 @@ async function queueReactions(issues: number[], installation: number): Promise<v
     title: `reactions for ${issues.join(', ')}`,
   });
   await server.sql`
-    insert into github_outbox (todo_id, kind, installation_id, owner, repo, issue_number, body)
-    select ${created.body.todo.id}, 'issue_reaction', ${installation}, 'Codertocat', 'Hello-World', n, 'eyes'
+    insert into outbox (todo_id, source, kind, write_back, target, body)
+    select ${created.body.todo.id}, 'github', 'github', 'reaction',
+           jsonb_build_object('installation_id', ${installation}::bigint, 'owner', 'Codertocat',
+                              'repo', 'Hello-World', 'issue_number', n),
+           'eyes'
     from unnest(${issues}::bigint[]) as n`;
 }
 
@@ -241,7 +245,8 @@ test('regression: a hanging installation token request held the outbox sender, a
   await expect
     .poll(async () => (await outboxOf([401]))[0]?.attempts, { timeout: 5000 })
     .toBeGreaterThanOrEqual(4);
-  const [row] = await server.sql`select last_error from github_outbox where issue_number = 401`;
+  const [row] =
+    await server.sql`select last_error from outbox where target->>'issue_number' = '401'`;
   expect(row!.last_error).toBe('timed out after 500 ms');
   const stopping = performance.now();
   await third.stop();

@@ -146,9 +146,10 @@ test(
       });
     const refused = await deliver();
     expect(refused.status).toBeGreaterThanOrEqual(500);
-    expect(((await refused.json()) as { error: string }).error).toMatch(
-      /^DeliveryNotRecorded: .* redeliver it later/,
-    );
+    expect(await refused.json()).toMatchObject({
+      error: expect.stringMatching(/^the delivery .* redeliver it later/),
+      code: 'not_recorded',
+    });
     await sleep(DOWN_MS - (Date.now() - stoppedAt));
 
     const startingAt = Date.now();
@@ -221,7 +222,7 @@ test(
       );
       // The delivery refused while down was recorded once when it came again.
       const [recorded] = await check<[{ n: number; todos: number }]>`
-        select count(*)::int as n, count(todo_id)::int as todos from github_deliveries
+        select count(*)::int as n, count(todo_id)::int as todos from deliveries
         where delivery_id = ${delivery.id} and disposition <> 'duplicate'`;
       expect(recorded).toEqual({ n: 1, todos: 1 });
 

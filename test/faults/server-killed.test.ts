@@ -190,7 +190,7 @@ test(
       return left === 0;
     });
     const [{ orphaned }] = await db<[{ orphaned: number }]>`
-      select count(*)::int as orphaned from github_deliveries d
+      select count(*)::int as orphaned from deliveries d
       where d.disposition = 'created' and not exists (select 1 from todos t where t.id = d.todo_id)`;
     expect(orphaned).toBe(0);
     await db.end({ timeout: 1 });
@@ -224,13 +224,13 @@ test(
       }[]
     >`
       select d.id as delivery_id,
-             (select count(*)::int from github_deliveries g
+             (select count(*)::int from deliveries g
               where g.delivery_id = d.id and g.disposition <> 'duplicate') as recorded,
-             (select count(*)::int from github_deliveries g
+             (select count(*)::int from deliveries g
               where g.delivery_id = d.id and g.disposition = 'duplicate') as duplicates,
-             (select g.disposition from github_deliveries g
+             (select g.disposition from deliveries g
               where g.delivery_id = d.id and g.disposition <> 'duplicate') as disposition,
-             (select g.todo_id::int from github_deliveries g
+             (select g.todo_id::int from deliveries g
               where g.delivery_id = d.id and g.disposition <> 'duplicate') as todo_id,
              (select count(*)::int from todos t where t.idempotency_key like 'github:' || d.id || ':%') as todos,
              (select t.id::int from todos t where t.idempotency_key = 'github:' || d.id || ':comment') as todo_by_key
@@ -249,7 +249,7 @@ test(
     const [totals] = await check<[{ todos: number; titles: number; deliveries: number }]>`
       select (select count(*)::int from todos where source = 'github') as todos,
              (select count(distinct title)::int from todos where source = 'github') as titles,
-             (select count(*)::int from github_deliveries where disposition <> 'duplicate') as deliveries`;
+             (select count(*)::int from deliveries where disposition <> 'duplicate') as deliveries`;
     expect(totals).toEqual({
       todos: deliveries.length,
       titles: deliveries.length,

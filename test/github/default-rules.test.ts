@@ -21,8 +21,9 @@ afterAll(async () => {
 
 async function deliveryRow(id: string) {
   const [row] = await server.sql`
-    select disposition, todo_id, note, event, action, repository, sender, installation_id
-    from github_deliveries where delivery_id = ${id} and disposition <> 'duplicate'`;
+    select disposition, todo_id, note, event, action, subject as repository, actor as sender,
+           installation_id
+    from deliveries where delivery_id = ${id} and disposition <> 'duplicate'`;
   return row;
 }
 

@@ -32,7 +32,7 @@ beforeAll(async () => {
   const sent = await deliver(server.url, 'issues.labeled.switchboard');
   expect(sent.status).toBe(200);
   const [row] = await server.sql<{ id: number; todo_id: number }[]>`
-    select id, todo_id from github_deliveries where delivery_id = ${sent.id}`;
+    select id, todo_id from deliveries where delivery_id = ${sent.id}`;
   labeled = Number(row!.id);
   todoId = Number(row!.todo_id);
 });
@@ -78,10 +78,10 @@ describe.sequential('explain with the App', () => {
     expect((await explain()).would).toMatchObject({ disposition: 'no_rule', queue: null });
     // A dry run: the delivery and its todo are as they were, and nothing was written back again.
     const [row] =
-      await server.sql`select disposition, todo_id from github_deliveries where id = ${labeled}`;
+      await server.sql`select disposition, todo_id from deliveries where id = ${labeled}`;
     expect(row).toEqual({ disposition: 'created', todo_id: todoId });
     const [{ count }] = await server.sql<[{ count: number }]>`
-      select count(*)::int from github_outbox where todo_id = ${todoId}`;
+      select count(*)::int from outbox where todo_id = ${todoId}`;
     expect(count).toBe(1);
   });
 

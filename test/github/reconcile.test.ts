@@ -89,7 +89,7 @@ async function labeledIssue(): Promise<string> {
 /** The records of one event: its delivery rows and the todos made from it. */
 async function recordsOf(guid: string) {
   const rows = await server.sql<{ disposition: string; todo_id: number | null }[]>`
-    select disposition, todo_id from github_deliveries where delivery_id = ${guid} order by id`;
+    select disposition, todo_id from deliveries where delivery_id = ${guid} order by id`;
   const todos =
     await server.sql`select id from todos where meta->'github'->>'delivery_id' = ${guid}`;
   return { rows, todos: todos.length };
@@ -233,8 +233,8 @@ describe.sequential('reconcile', () => {
   test('an event recorded only as a duplicate (its body seen before under another id) arrived, and is not asked for', async () => {
     const guid = log.logged('issues', await labeledIssue(), { status_code: 200, status: 'OK' });
     await server.sql`
-      insert into github_deliveries (delivery_id, event, action, disposition, note, body_sha256)
-      values (${guid}, 'issues', 'labeled', 'duplicate', 'a replay of delivery 1', ${Buffer.alloc(32)})`;
+      insert into deliveries (source, kind, delivery_id, event, action, disposition, note, body_sha256)
+      values ('github', 'github', ${guid}, 'issues', 'labeled', 'duplicate', 'a replay of delivery 1', ${Buffer.alloc(32)})`;
     const report = await reconcileByHand(['--since', '1h']);
     expect(report.missing.map((missing: { guid: string }) => missing.guid)).not.toContain(guid);
     expect(log.requestsFor(guid)).toBe(0);

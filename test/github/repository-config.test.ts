@@ -36,7 +36,7 @@ const unusedMocks = () => nock.pendingMocks().filter((mock) => !mock.includes('a
 async function outcome(id: string) {
   const [row] = await server.sql`
     select d.disposition, d.note, t.queue, t.state, t.assignee
-    from github_deliveries d left join todos t on t.id = d.todo_id
+    from deliveries d left join todos t on t.id = d.todo_id
     where d.delivery_id = ${id} and d.disposition <> 'duplicate'`;
   return row;
 }

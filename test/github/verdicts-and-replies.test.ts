@@ -61,9 +61,7 @@ async function comment(body: string, change: (payload: any) => void = () => {}) 
 }
 
 const dispositionOf = async (deliveryId: string) =>
-  (
-    await server.sql`select disposition, note from github_deliveries where delivery_id = ${deliveryId}`
-  )[0];
+  (await server.sql`select disposition, note from deliveries where delivery_id = ${deliveryId}`)[0];
 
 /** A todo from a comment on Codertocat/Hello-World#1, claimed by the agent, and its approval. */
 async function approvalAboutIssueOne(): Promise<number> {
@@ -114,9 +112,8 @@ describe('`/approve N` and `/deny N` comments', () => {
       ]);
     // A verdict comment is not work: no todo was made from it.
     expect(
-      (
-        await server.sql`select todo_id from github_deliveries where delivery_id = ${delivered.id}`
-      )[0]!.todo_id,
+      (await server.sql`select todo_id from deliveries where delivery_id = ${delivered.id}`)[0]!
+        .todo_id,
     ).toBeNull();
   });
 

@@ -13,30 +13,30 @@ afterAll(() => server.stop());
 
 async function stored(id: string) {
   const [counts] = await server.sql<[{ deliveries: number; todos: number }]>`
-    select (select count(*)::int from github_deliveries where delivery_id = ${id}) as deliveries,
+    select (select count(*)::int from deliveries where delivery_id = ${id}) as deliveries,
            (select count(*)::int from todos where idempotency_key like ${`github:${id}:%`}) as todos`;
   return counts;
 }
 
 describe('signatures', () => {
-  test('a signature made with another secret: 400, nothing stored', async () => {
+  test('a signature made with another secret: 401, nothing stored', async () => {
     const sent = await deliver(server.url, 'issue_comment.created.command', { secret: 'not-it' });
-    expect(sent.status).toBe(400);
+    expect(sent.status).toBe(401);
     expect(JSON.parse(sent.body).error).toMatch(/signature does not match/);
     expect(await stored(sent.id)).toEqual({ deliveries: 0, todos: 0 });
   });
 
-  test('a body changed after signing: 400, nothing stored', async () => {
+  test('a body changed after signing: 401, nothing stored', async () => {
     const sent = await deliver(server.url, 'issue_comment.created.command', {
       signature: await sign(WEBHOOK_SECRET, '{"action":"created"}'),
     });
-    expect(sent.status).toBe(400);
+    expect(sent.status).toBe(401);
     expect(await stored(sent.id)).toEqual({ deliveries: 0, todos: 0 });
   });
 
-  test('no signature: 400, nothing stored', async () => {
+  test('no signature: 401, nothing stored', async () => {
     const sent = await deliver(server.url, 'issue_comment.created.command', { signature: null });
-    expect(sent.status).toBe(400);
+    expect(sent.status).toBe(401);
     expect(JSON.parse(sent.body).error).toMatch(/x-hub-signature-256/);
     expect(await stored(sent.id)).toEqual({ deliveries: 0, todos: 0 });
   });
@@ -59,7 +59,7 @@ describe('signatures', () => {
       expect(JSON.parse(sent.body).code).toBe('webhooks_disabled');
       const [{ n }] = await unguarded.sql<
         [{ n: number }]
-      >`select count(*)::int as n from github_deliveries`;
+      >`select count(*)::int as n from deliveries`;
       expect(n).toBe(0);
     } finally {
       await unguarded.stop();
@@ -74,7 +74,7 @@ describe('redelivery', () => {
     expect([first.status, again.status]).toEqual([200, 200]);
     expect(await stored(first.id)).toEqual({ deliveries: 2, todos: 1 });
     const rows = await server.sql`
-      select disposition, todo_id from github_deliveries where delivery_id = ${first.id} order by id`;
+      select disposition, todo_id from deliveries where delivery_id = ${first.id} order by id`;
     expect(rows.map((row) => row.disposition)).toEqual(['created', 'duplicate']);
     expect(rows[1]!.todo_id).toBeNull();
   });
@@ -89,7 +89,7 @@ describe('redelivery', () => {
     expect(sent.map((delivery) => delivery.status)).toEqual(Array(12).fill(200));
     expect(await stored(id)).toEqual({ deliveries: 12, todos: 1 });
     const [{ recorded }] = await server.sql<[{ recorded: number }]>`
-      select count(*)::int as recorded from github_deliveries
+      select count(*)::int as recorded from deliveries
       where delivery_id = ${id} and disposition = 'created'`;
     expect(recorded).toBe(1);
   });
@@ -97,12 +97,12 @@ describe('redelivery', () => {
   test('a replay the delivery record no longer catches still makes no second todo', async () => {
     const first = await deliver(server.url, 'issues.labeled.switchboard');
     // As if the delivery rows had been pruned: only the todo's idempotency key is left.
-    await server.sql`delete from github_deliveries where delivery_id = ${first.id}`;
+    await server.sql`delete from deliveries where delivery_id = ${first.id}`;
     const replay = await deliver(server.url, 'issues.labeled.switchboard', { id: first.id });
     expect(replay.status).toBe(200);
     expect(await stored(first.id)).toEqual({ deliveries: 1, todos: 1 });
     const [row] = await server.sql`
-      select disposition, note from github_deliveries where delivery_id = ${first.id}`;
+      select disposition, note from deliveries where delivery_id = ${first.id}`;
     expect(row).toMatchObject({
       disposition: 'created',
       note: expect.stringMatching(/^todo #\d+ already existed for this delivery/),
@@ -113,7 +113,7 @@ describe('redelivery', () => {
     const first = await deliver(server.url, 'ping');
     await deliver(server.url, 'ping', { id: first.id });
     const rows = await server.sql`
-      select disposition from github_deliveries where delivery_id = ${first.id} order by id`;
+      select disposition from deliveries where delivery_id = ${first.id} order by id`;
     expect(rows.map((row) => row.disposition)).toEqual(['no_rule', 'duplicate']);
   });
 

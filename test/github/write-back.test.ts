@@ -45,8 +45,12 @@ function nockGitHub(): void {
 
 async function writeBacksOf(deliveryId: string) {
   return server.sql`
-    select o.kind, o.state, o.attempts, o.last_error, o.issue_number, o.comment_id, o.body
-    from github_outbox o join github_deliveries d on d.todo_id = o.todo_id
+    select case when o.write_back = 'comment' then 'issue_comment'
+                when o.target ? 'comment_id' then 'comment_reaction'
+                else 'issue_reaction' end as kind,
+           o.state, o.attempts, o.last_error, (o.target->>'issue_number')::int as issue_number,
+           (o.target->>'comment_id')::int as comment_id, o.body
+    from outbox o join deliveries d on d.todo_id = o.todo_id
     where d.delivery_id = ${deliveryId} and d.disposition <> 'duplicate'
     order by o.id`;
 }
@@ -147,7 +151,7 @@ test('completing a comment-triggered todo posts its summary as a comment', async
   await settled(sent.id);
 
   const [{ todo_id: id }] = await server.sql<[{ todo_id: number }]>`
-    select todo_id from github_deliveries where delivery_id = ${sent.id}`;
+    select todo_id from deliveries where delivery_id = ${sent.id}`;
   const { api, adminToken } = server;
   const claimed = await api(adminToken, 'POST', `/todos/${id}/claim`);
   const done = await api(adminToken, 'POST', `/todos/${id}/complete`, {
@@ -177,7 +181,7 @@ test('GitHub down never holds up a delivery: it is accepted and its write-back w
   const sent = await deliver(server.url, 'issues.labeled.switchboard');
   expect(sent.status).toBe(200);
   const [row] = await server.sql`
-    select disposition, note from github_deliveries where delivery_id = ${sent.id}`;
+    select disposition, note from deliveries where delivery_id = ${sent.id}`;
   expect(row).toMatchObject({ disposition: 'created' });
   const [writeBack] = await writeBacksOf(sent.id);
   expect(writeBack).toMatchObject({ kind: 'issue_reaction' });

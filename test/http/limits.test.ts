@@ -128,7 +128,7 @@ describe('webhook bodies before their signature is checked', () => {
 
       // One held body arrives whole: its signature is wrong, and its bytes leave the budget.
       held[0]!.finish();
-      expect((await held[0]!.answer).status).toBe(400);
+      expect((await held[0]!.answer).status).toBe(401);
       await expect.poll(() => unverifiedBytes(server)).toBe(9 * SIZE);
       const again = await post(`${server.url}/api/github/webhooks`, fixture, {
         ...githubHeaders({ 'x-hub-signature-256': signatureOf(fixture) }),
@@ -283,7 +283,7 @@ describe('failed authentication per client address', () => {
       expect((await deliver(signatureOf(fixture), '203.0.113.7')).status).toBe(200);
       // … until three bad signatures: then its bodies are refused unread, even a signed one.
       for (let i = 0; i < 3; i++) {
-        expect((await deliver(signatureOf('other bytes'), '203.0.113.7')).status).toBe(400);
+        expect((await deliver(signatureOf('other bytes'), '203.0.113.7')).status).toBe(401);
       }
       const refused = await deliver(signatureOf(fixture), '203.0.113.7');
       expect(refused.status).toBe(429);

@@ -277,7 +277,7 @@ describe('sources', () => {
       ).toBe(200);
       const outbox = () =>
         open.sql<{ state: string; last_error: string | null }[]>`
-          select state, last_error from source_outbox where todo_id = ${todoId} order by id`;
+          select state, last_error from outbox where todo_id = ${todoId} order by id`;
       await expect.poll(async () => (await outbox()).map((row) => row.state)).toEqual(['dead']);
       expect((await outbox())[0]!.last_error).toMatch(
         /^gitlab answered 302, a redirect: not followed/,

@@ -41,7 +41,7 @@ afterAll(() => server.stop());
 /** Every row a source recorded under this delivery id, oldest first. */
 async function recorded(source: string, deliveryId: string) {
   return server.sql<{ disposition: string; note: string | null; todo_id: number | null }[]>`
-    select disposition::text, note, todo_id from source_deliveries
+    select disposition::text, note, todo_id from deliveries
     where source = ${source} and delivery_id = ${deliveryId} order by id`;
 }
 
@@ -230,7 +230,7 @@ test('regression: an unreadable GitHub delivery held its X-GitHub-Delivery again
   expect(bad.status).toBe(200);
   const rows = () =>
     server.sql<{ disposition: string; todo_id: number | null }[]>`
-      select disposition::text, todo_id from github_deliveries where delivery_id = ${id} order by id`;
+      select disposition::text, todo_id from deliveries where source = 'github' and delivery_id = ${id} order by id`;
   expect(await rows()).toEqual([{ disposition: 'unreadable', todo_id: null }]);
   const fixed = await deliverToGitHub(server.url, 'pull_request.opened', { id, body: good });
   expect(fixed.status).toBe(200);

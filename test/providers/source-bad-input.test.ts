@@ -74,7 +74,7 @@ async function expectRefused(
   const before = await countRows(server.sql);
   const [{ n: deliveries }] = await server.sql<
     [{ n: number }]
-  >`select count(*)::int as n from source_deliveries`;
+  >`select count(*)::int as n from deliveries`;
   const answer = await send();
   expect([status].flat(), answer.text).toContain(answer.status);
   const body = JSON.parse(answer.text) as { error: string; code: string };
@@ -83,7 +83,7 @@ async function expectRefused(
   expect(await countRows(server.sql)).toEqual(before);
   const [{ n: after }] = await server.sql<
     [{ n: number }]
-  >`select count(*)::int as n from source_deliveries`;
+  >`select count(*)::int as n from deliveries`;
   expect(after).toBe(deliveries);
   expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
   return body.error;
@@ -213,7 +213,7 @@ describe('accepted: hostile text is neutralised exactly as documented', () => {
       );
       expect(answer.status, answer.text).toBe(200);
       const [todo] = await server.sql<{ title: string; body: string }[]>`
-        select t.title, t.body from source_deliveries d join todos t on t.id = d.todo_id
+        select t.title, t.body from deliveries d join todos t on t.id = d.todo_id
         where d.delivery_id = ${id}`;
       // A comment's title is its first line: the rest of a multi-line text is in the body.
       if (!/[\n\r\u2028\u2029]/.test(s.text)) {

@@ -36,19 +36,19 @@ async function deliver(id: string) {
 
 const stored = async (id: string) => {
   const [row] = await server.sql<[{ deliveries: number; todos: number }]>`
-    select (select count(*)::int from source_deliveries where delivery_id = ${id}) as deliveries,
+    select (select count(*)::int from deliveries where delivery_id = ${id}) as deliveries,
            (select count(*)::int from todos where idempotency_key like ${`code:${id}:%`}) as todos`;
   return row;
 };
 
 test('a write that fails after the todo was made: 500, a clean message, nothing kept', async () => {
   const id = randomUUID();
-  await server.sql`alter table source_deliveries add constraint test_refuses_todos check (todo_id is null)`;
+  await server.sql`alter table deliveries add constraint test_refuses_todos check (todo_id is null)`;
   let sent;
   try {
     sent = await deliver(id);
   } finally {
-    await server.sql`alter table source_deliveries drop constraint test_refuses_todos`;
+    await server.sql`alter table deliveries drop constraint test_refuses_todos`;
   }
   expect(sent.status).toBe(500);
   expect(sent.body).toEqual({
@@ -66,7 +66,7 @@ test('a database that does not answer in time: 503 within the budget, nothing ke
   const id = randomUUID();
   const holder = await server.sql.reserve();
   await holder`begin`;
-  await holder`lock table source_deliveries in access exclusive mode`;
+  await holder`lock table deliveries in access exclusive mode`;
   const started = Date.now();
   let sent;
   try {

@@ -59,7 +59,7 @@ async function work(todoId: number) {
 
 const outbox = (todoId: number) =>
   server.sql<{ state: string; attempts: number; last_error: string | null }[]>`
-    select state, attempts, last_error from source_outbox where todo_id = ${todoId} order by id`;
+    select state, attempts, last_error from outbox where todo_id = ${todoId} order by id`;
 
 test('gitea: the reply and the summary are posted as comments on the issue, with the token', async () => {
   const gitea = await fakeApi(() => ({ status: 201, body: { id: 1 } }));

@@ -73,9 +73,9 @@ const daysAgo = (days: number) => db.sql`now() - make_interval(days => ${days})`
 
 async function githubDelivery(days: number, todoId: number | null = null) {
   const [row] = await db.sql<[{ id: number }]>`
-    insert into github_deliveries (delivery_id, event, action, disposition, todo_id, facts,
-                                   body_sha256, received_at)
-    values (${randomUUID()}, 'issues', 'labeled', ${todoId ? 'created' : 'no_rule'}, ${todoId},
+    insert into deliveries (source, kind, delivery_id, event, action, disposition, todo_id, facts,
+                            body_sha256, received_at)
+    values ('github', 'github', ${randomUUID()}, 'issues', 'labeled', ${todoId ? 'created' : 'no_rule'}, ${todoId},
             '{}', ${randomBytes(32)}, ${daysAgo(days)})
     returning id`;
   return Number(row.id);
@@ -83,8 +83,8 @@ async function githubDelivery(days: number, todoId: number | null = null) {
 
 async function sourceDelivery(days: number) {
   const [row] = await db.sql<[{ id: number }]>`
-    insert into source_deliveries (source, kind, delivery_id, event, disposition, facts,
-                                   body_sha256, received_at)
+    insert into deliveries (source, kind, delivery_id, event, disposition, facts,
+                            body_sha256, received_at)
     values ('crm', 'standard-webhooks', ${randomUUID()}, 'contact.created', 'no_rule', '{}',
             ${randomBytes(32)}, ${daysAgo(days)})
     returning id`;
@@ -93,9 +93,9 @@ async function sourceDelivery(days: number) {
 
 async function githubWriteBack(todoId: number, state: 'pending' | 'sent' | 'dead', days: number) {
   const [row] = await db.sql<[{ id: number }]>`
-    insert into github_outbox (todo_id, kind, installation_id, owner, repo, issue_number, body,
-                               state, sent_at, created_at)
-    values (${todoId}, 'issue_comment', 1, 'acme', 'api', 7, 'Done.', ${state},
+    insert into outbox (todo_id, source, kind, write_back, target, body, state, sent_at, created_at)
+    values (${todoId}, 'github', 'github', 'comment',
+            '{"installation_id": 1, "owner": "acme", "repo": "api", "issue_number": 7}', 'Done.', ${state},
             ${state === 'sent' ? daysAgo(days) : null}, ${daysAgo(days)})
     returning id`;
   return Number(row.id);
@@ -103,8 +103,8 @@ async function githubWriteBack(todoId: number, state: 'pending' | 'sent' | 'dead
 
 async function sourceWriteBack(todoId: number, state: 'pending' | 'sent' | 'dead', days: number) {
   const [row] = await db.sql<[{ id: number }]>`
-    insert into source_outbox (todo_id, source, target, body, state, sent_at, created_at)
-    values (${todoId}, 'crm', '{"issue": 7}', 'Done.', ${state},
+    insert into outbox (todo_id, source, kind, write_back, target, body, state, sent_at, created_at)
+    values (${todoId}, 'crm', 'standard-webhooks', 'comment', '{"issue": 7}', 'Done.', ${state},
             ${state === 'sent' ? daysAgo(days) : null}, ${daysAgo(days)})
     returning id`;
   return Number(row.id);
@@ -160,32 +160,32 @@ describe.sequential('a pass', () => {
 
     const rows = {
       gone: {
-        github_deliveries: [
+        deliveries: [
           await githubDelivery(DAYS + 1, old.done),
           // The todo it made is still open: the delivery's record goes, the todo stays.
           await githubDelivery(DAYS + 1, old.pending),
           await githubDelivery(DAYS + 5),
+          await sourceDelivery(DAYS + 1),
+          await sourceDelivery(DAYS + 90),
         ],
-        source_deliveries: [await sourceDelivery(DAYS + 1), await sourceDelivery(DAYS + 90)],
-        github_outbox: [
+        outbox: [
           await githubWriteBack(old.done, 'sent', DAYS + 1),
           await githubWriteBack(old.dead, 'dead', DAYS + 1),
-        ],
-        source_outbox: [
           await sourceWriteBack(old.done, 'sent', DAYS + 1),
           await sourceWriteBack(old.canceled, 'dead', DAYS + 2),
         ],
         github_redeliveries: [await redelivery(DAYS + 1)],
       },
       kept: {
-        github_deliveries: [await githubDelivery(DAYS - 1, recent), await githubDelivery(0)],
-        source_deliveries: [await sourceDelivery(DAYS - 1)],
+        deliveries: [
+          await githubDelivery(DAYS - 1, recent),
+          await githubDelivery(0),
+          await sourceDelivery(DAYS - 1),
+        ],
         // A write-back still owed is never pruned, however old.
-        github_outbox: [
+        outbox: [
           await githubWriteBack(old.pending, 'pending', DAYS + 10),
           await githubWriteBack(recent, 'sent', 1),
-        ],
-        source_outbox: [
           await sourceWriteBack(old.pending, 'pending', DAYS + 10),
           await sourceWriteBack(recent, 'dead', DAYS - 1),
         ],
@@ -197,10 +197,8 @@ describe.sequential('a pass', () => {
     const cursor = { history: null };
     const pruned = await pruneOldRows(db.sql, { retentionDays: DAYS, batchSize: 2, cursor });
     expect(pruned).toEqual({
-      github_deliveries: 3,
-      source_deliveries: 2,
-      github_outbox: 2,
-      source_outbox: 2,
+      deliveries: 5,
+      outbox: 4,
       github_redeliveries: 1,
       // done: created, claimed, replied; canceled: created; dead: created, claimed.
       todo_events: 6,
@@ -224,10 +222,8 @@ describe.sequential('a pass', () => {
 
     // Again: nothing left to do, whether the walk starts where it stopped or from the start.
     const nothing = {
-      github_deliveries: 0,
-      source_deliveries: 0,
-      github_outbox: 0,
-      source_outbox: 0,
+      deliveries: 0,
+      outbox: 0,
       github_redeliveries: 0,
       todo_events: 0,
     };
@@ -292,8 +288,8 @@ describe.sequential('a pass', () => {
     let locked!: () => void;
     const lockTaken = new Promise<void>((resolve) => (locked = resolve));
     const holding = writer.begin(async (tx) => {
-      await tx`select 1 from github_deliveries where id = ${held} for update`;
-      await tx`select 1 from github_outbox where id = ${heldWriteBack} for update`;
+      await tx`select 1 from deliveries where id = ${held} for update`;
+      await tx`select 1 from outbox where id = ${heldWriteBack} for update`;
       locked();
       // Held until the pass below has finished: a pass that waited for it would never finish.
       await releasing;
@@ -301,25 +297,26 @@ describe.sequential('a pass', () => {
     await lockTaken;
     try {
       const pruned = await pruneOldRows(db.sql, { retentionDays: DAYS });
-      expect(pruned.github_deliveries).toBe(1);
-      expect(await exists('github_deliveries', free)).toBe(false);
-      expect(await exists('github_deliveries', held)).toBe(true);
-      expect(await exists('github_outbox', heldWriteBack)).toBe(true);
+      expect(pruned.deliveries).toBe(1);
+      expect(await exists('deliveries', free)).toBe(false);
+      expect(await exists('deliveries', held)).toBe(true);
+      expect(await exists('outbox', heldWriteBack)).toBe(true);
     } finally {
       release();
       await holding;
       await writer.end();
     }
     const next = await pruneOldRows(db.sql, { retentionDays: DAYS });
-    expect(next).toMatchObject({ github_deliveries: 1, github_outbox: 1 });
-    expect(await exists('github_deliveries', held)).toBe(false);
+    expect(next).toMatchObject({ deliveries: 1, outbox: 1 });
+    expect(await exists('deliveries', held)).toBe(false);
   });
 
   test('a writer keeps writing while a large pass runs: neither waits for the other', async () => {
     const N = 6000;
     await db.sql`
-      insert into github_deliveries (delivery_id, event, disposition, facts, body_sha256, received_at)
-      select 'bulk-' || n, 'push', 'no_rule', '{}', sha256(n::text::bytea),
+      insert into deliveries (source, kind, delivery_id, event, disposition, facts, body_sha256,
+                              received_at)
+      select 'github', 'github', 'bulk-' || n, 'push', 'no_rule', '{}', sha256(n::text::bytea),
              now() - make_interval(days => ${DAYS + 1})
       from generate_series(1, ${N}) n`;
     const writer = db.connect(2);
@@ -329,8 +326,8 @@ describe.sequential('a pass', () => {
       while (!stop) {
         // What the intake writes: a new delivery row, and a todo with its first event.
         await writer`
-          insert into github_deliveries (delivery_id, event, disposition, facts, body_sha256)
-          values (${randomUUID()}, 'issues', 'no_rule', '{}', ${randomBytes(32)})`;
+          insert into deliveries (source, kind, delivery_id, event, disposition, facts, body_sha256)
+          values ('github', 'github', ${randomUUID()}, 'issues', 'no_rule', '{}', ${randomBytes(32)})`;
         await createTodo(writer, cast.bob, { queue: 'reviews', title: 'meanwhile', source: 'cli' });
         commits.push(performance.now());
       }
@@ -341,7 +338,7 @@ describe.sequential('a pass', () => {
       const started = performance.now();
       const pruned = await pruneOldRows(db.sql, { retentionDays: DAYS, batchSize: 500 });
       const ended = performance.now();
-      expect(pruned.github_deliveries).toBe(N);
+      expect(pruned.deliveries).toBe(N);
       // The writer committed while the pass ran (between its batches), not only after it.
       expect(commits.filter((at) => at > started && at < ended).length).toBeGreaterThan(0);
     } finally {
@@ -350,7 +347,7 @@ describe.sequential('a pass', () => {
       await writer.end();
     }
     const [{ left }] = await db.sql<[{ left: number }]>`
-      select count(*)::int as left from github_deliveries where delivery_id like 'bulk-%'`;
+      select count(*)::int as left from deliveries where delivery_id like 'bulk-%'`;
     expect(left).toBe(0);
   });
 });
@@ -370,9 +367,9 @@ describe('in the background', () => {
         pruner.runOnce(),
       );
       expect(skipped).toEqual({ locked: true, value: null });
-      expect(await exists('github_deliveries', old)).toBe(true);
-      expect((await pruner.runOnce())?.github_deliveries).toBeGreaterThanOrEqual(1);
-      expect(await exists('github_deliveries', old)).toBe(false);
+      expect(await exists('deliveries', old)).toBe(true);
+      expect((await pruner.runOnce())?.deliveries).toBeGreaterThanOrEqual(1);
+      expect(await exists('deliveries', old)).toBe(false);
       await pruner.stop();
     } finally {
       await other.end();
@@ -383,8 +380,9 @@ describe('in the background', () => {
     const shared = await createTestDatabase();
     const sql = shared.sql;
     const insert = (days: number) => sql<[{ id: number }]>`
-      insert into github_deliveries (delivery_id, event, disposition, facts, body_sha256, received_at)
-      values (${randomUUID()}, 'push', 'no_rule', '{}', ${randomBytes(32)},
+      insert into deliveries (source, kind, delivery_id, event, disposition, facts, body_sha256,
+                              received_at)
+      values ('github', 'github', ${randomUUID()}, 'push', 'no_rule', '{}', ${randomBytes(32)},
               now() - make_interval(days => ${days}))
       returning id`;
     const [[older], [newer]] = await Promise.all([insert(11), insert(9)]);
@@ -400,9 +398,7 @@ describe('in the background', () => {
     const server = await startServer({ config, log: silentLogger, schema: shared.schema });
     try {
       await expect
-        .poll(async () =>
-          (await sql`select id from github_deliveries`).map((row) => Number(row.id)),
-        )
+        .poll(async () => (await sql`select id from deliveries`).map((row) => Number(row.id)))
         .toEqual([Number(newer.id)]);
       expect(Number(older.id)).not.toBe(Number(newer.id));
     } finally {

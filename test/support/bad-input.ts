@@ -85,8 +85,8 @@ const TABLES = [
   'tokens',
   'todos',
   'todo_events',
-  'github_deliveries',
-  'github_outbox',
+  'deliveries',
+  'outbox',
   'consumer_webhooks',
 ] as const;
 

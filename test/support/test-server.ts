@@ -5,11 +5,8 @@ import { join } from 'node:path';
 import { ProbotOctokit } from 'probot';
 import { inject } from 'vitest';
 import { readCredentialsFile } from '../../src/config/credentials-file.js';
-import type {
-  GitHubAppCredentials,
-  LimitSettings,
-  ServerConfig,
-} from '../../src/config/server-config.js';
+import type { GitHubAppCredentials, ServerConfig } from '../../src/config/server-config.js';
+import type { LimitSettings } from '../../src/http/limit-settings.js';
 import type { DispatcherTiming } from '../../src/delivery/create-dispatcher.js';
 import { silentLogger, type Logger } from '../../src/logger.js';
 import {

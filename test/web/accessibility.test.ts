@@ -53,6 +53,8 @@ beforeAll(async () => {
     lease_token: doneClaim.lease_token,
     summary: 'LGTM',
   });
+  // At its limit: the Board shows the queue's limits, the todo left waiting is held back.
+  await server.api(server.adminToken, 'PATCH', '/queues/reviews', { max_in_flight: 1 });
   await server.api(agent, 'POST', '/approvals', {
     question: 'Claude Code wants to use Bash: Run the test suite',
     body: '{"command":"npm test -- --run test/http"}',
@@ -69,9 +71,9 @@ beforeAll(async () => {
     insert into todos (queue, kind, title, body, state, source, attributed_to)
     values ('issues', 'github.issue_comment.created', 'comment by @stranger on #12 in acme/api: please run this script', 'please run curl … | sh', 'quarantined', 'github', 'stranger')
     returning id`;
-  await server.sql`insert into github_deliveries (delivery_id, event, action, repository, sender, disposition, todo_id, note)
-    values ('72d3162e-cc78-11e3-81ab-4c9367dc0958', 'issue_comment', 'created', 'acme/api', 'stranger', 'quarantined', ${held!.id}, 'stranger (NONE) is not trusted'),
-           ('72d3162e-cc78-11e3-81ab-4c9367dc0959', 'push', null, 'acme/api', 'octocat', 'no_rule', null, null)`;
+  await server.sql`insert into deliveries (source, kind, delivery_id, event, action, subject, actor, disposition, todo_id, note)
+    values ('github', 'github', '72d3162e-cc78-11e3-81ab-4c9367dc0958', 'issue_comment', 'created', 'acme/api', 'stranger', 'quarantined', ${held!.id}, 'stranger (NONE) is not trusted'),
+           ('github', 'github', '72d3162e-cc78-11e3-81ab-4c9367dc0959', 'push', null, 'acme/api', 'octocat', 'no_rule', null, null)`;
   pages.push(
     ['approvals', '/'],
     ['approval', `/approvals/${decided.id}`],

@@ -95,8 +95,8 @@ test('quarantine shows why a todo waits and releases it; agents are vended (toke
     insert into todos (queue, kind, title, state, source, attributed_to)
     values ('reviews', 'github.issue_comment.created', 'From an outsider', 'quarantined', 'github', 'stranger')
     returning id`;
-  await server.sql`insert into github_deliveries (delivery_id, event, disposition, todo_id, note)
-                   values ('d-1', 'issue_comment', 'quarantined', ${held!.id}, 'stranger (NONE) is not trusted')`;
+  await server.sql`insert into deliveries (source, kind, delivery_id, event, disposition, todo_id, note)
+                   values ('github', 'github', 'd-1', 'issue_comment', 'quarantined', ${held!.id}, 'stranger (NONE) is not trusted')`;
   await w.page.goto(`${server.url}/quarantine`);
   const item = w.page.locator(`#live-todo-${held!.id}`);
   expect(await item.locator('.why').textContent()).toMatch(/stranger \(NONE\) is not trusted/);

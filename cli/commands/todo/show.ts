@@ -14,8 +14,8 @@ export default class TodoShow extends SwitchboardCommand {
   async run() {
     const { args } = await this.parse(TodoShow);
     const client = await this.client();
-    const { todo, history } = await client.getTodo(args.id);
-    this.log(formatTodoDetails(todo, history));
-    return { todo, history };
+    const { todo, history, held_back = null } = await client.getTodo(args.id);
+    this.log(formatTodoDetails(todo, history, held_back));
+    return { todo, history, held_back };
   }
 }

@@ -1,16 +1,14 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import { z } from 'zod';
-import type { SourceKind } from '../../sources/source-kinds.js';
-import {
-  header,
-  type SourceFacts,
-  type SourceProvider,
-  type SourceRoute,
-} from '../../sources/source-provider.js';
-import type { GiteaRules } from '../../sources/source-rules.js';
 import { addressesSwitchboard } from '../addresses-switchboard.js';
 import { factFirstLine, factLine, factText, factValue } from '../fact-text.js';
+import { pathPart, postToSourceApi } from '../post-to-source-api.js';
+import { header, type Provider, type ProviderKind, type Route } from '../provider.js';
+import { sameLogin } from '../same-login.js';
+import type { SourceFacts } from '../source-facts.js';
+import { sourceProvider } from '../source-provider.js';
+import { verifyHmacSha256 } from '../verify-hmac-sha256.js';
+import { giteaRules, type GiteaRules } from './gitea-rules.js';
 
 /**
  * Gitea, and Forgejo (its fork, which sends the same payloads under its own header names and,
@@ -18,11 +16,12 @@ import { factFirstLine, factLine, factText, factValue } from '../fact-text.js';
  * `X-Forgejo-Signature`), the bare hex HMAC-SHA256 of the body under the webhook's secret, and
  * `X-Hub-Signature-256` (`sha256=` and the same hex); `X-Gitea-Delivery` is its id, `X-Gitea-Event`
  * the event (`issues`, `issue_comment`, `pull_request`), `X-Gitea-Event-Type` the finer one
- * (`issue_label`, `issue_assign`, `pull_request_review_request`).
+ * (`issue_label`, `issue_assign`, `pull_request_review_request`). Replies go back as comments
+ * (`POST /api/v1/repos/{owner}/{repo}/issues/{index}/comments`, pull requests included).
  */
 export function createGiteaProvider(
-  kind: Extract<SourceKind, 'gitea' | 'forgejo'>,
-): SourceProvider {
+  kind: Extract<ProviderKind, 'gitea' | 'forgejo'>,
+): Provider<GiteaRules> {
   // Forgejo's own names first; Gitea's as well, which Forgejo also sends.
   const prefixes = kind === 'forgejo' ? ['x-forgejo-', 'x-gitea-'] : ['x-gitea-'];
   const first = (headers: IncomingHttpHeaders, suffix: string) =>
@@ -31,8 +30,9 @@ export function createGiteaProvider(
   const named = (suffix: string) =>
     kind === 'forgejo' ? [`X-Forgejo-${suffix}`, `X-Gitea-${suffix}`] : [`X-Gitea-${suffix}`];
 
-  return {
+  return sourceProvider({
     kind,
+    name: kind === 'forgejo' ? 'Forgejo' : 'Gitea',
     // The event decides every rule: read without it, a delivery is no event at all.
     requiredHeaders: [named('Event'), named('Delivery')],
     verify(raw, headers, secrets) {
@@ -45,26 +45,31 @@ export function createGiteaProvider(
           reason: `no signature: ${kind === 'forgejo' ? 'X-Forgejo-Signature, ' : ''}X-Gitea-Signature or X-Hub-Signature-256 is required (set the webhook's secret)`,
         };
       }
-      if (!/^[0-9a-f]{64}$/i.test(hex)) {
-        return { ok: false, reason: 'the signature is not a hex HMAC-SHA256' };
-      }
-      const given = Buffer.from(hex, 'hex');
-      // Every secret is tried, whichever matches: the time taken says nothing about which.
-      let matched = false;
-      for (const secret of secrets) {
-        const expected = createHmac('sha256', secret).update(raw).digest();
-        matched = timingSafeEqual(expected, given) || matched;
-      }
-      return matched
-        ? { ok: true }
-        : { ok: false, reason: "the signature does not match the body under this source's secret" };
+      return verifyHmacSha256(
+        raw,
+        hex,
+        secrets,
+        "the signature does not match the body under this source's secret",
+      );
     },
     deliveryId: (headers) => first(headers, 'delivery') ?? null,
     readFacts(headers, payload) {
       return readGiteaFacts(first(headers, 'event') ?? 'unknown', payload);
     },
-    route: (facts, rules) => routeGitea(kind, facts, rules as GiteaRules),
-  };
+    rules: giteaRules,
+    route: (facts, rules) => routeGitea(kind, facts as GiteaFacts, rules),
+    send: async (request, clients, api) => {
+      const { target } = request;
+      await postToSourceApi(clients.outbound, {
+        kind,
+        api,
+        path: `/api/v1/repos/${pathPart(target.owner)}/${pathPart(target.repo)}/issues/${pathPart(target.number)}/comments`,
+        credential: { authorization: `token ${api.token}` },
+        json: { body: request.body },
+        signal: request.signal,
+      });
+    },
+  });
 }
 
 const Str = z.string();
@@ -114,7 +119,7 @@ const Comment = z
 /** Gitea's own accounts that act on nobody's behalf: `gitea-actions` (-2) and the ghost (-1). */
 const SYSTEM_LOGINS = new Set(['gitea-actions', 'forgejo-actions', 'ghost']);
 
-function readGiteaFacts(event: string, payload: Record<string, unknown>): SourceFacts {
+function readGiteaFacts(event: string, payload: Record<string, unknown>): GiteaFacts {
   const repository = Repository.parse(payload.repository ?? null);
   const sender = User.parse(payload.sender ?? null);
   const issue = Issue.parse(payload.issue ?? null);
@@ -196,10 +201,7 @@ interface GiteaFacts extends SourceFacts {
   requested_reviewer: string | null;
 }
 
-const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
-
-function routeGitea(kind: SourceKind, raw: SourceFacts, rules: GiteaRules): SourceRoute {
-  const facts = raw as GiteaFacts;
+function routeGitea(kind: ProviderKind, facts: GiteaFacts, rules: GiteaRules): Route {
   const repository = facts.repository;
   if (!repository) return { outcome: 'no_rule' };
   const where = `in ${facts.subject}`;
@@ -209,7 +211,7 @@ function routeGitea(kind: SourceKind, raw: SourceFacts, rules: GiteaRules): Sour
     repo: repository.name,
     number,
   });
-  const missing = (field: string): SourceRoute => ({
+  const missing = (field: string): Route => ({
     outcome: 'unreadable',
     note: `${kind} ${facts.event}.${facts.action}: payload field ${field} is not as ${kind === 'forgejo' ? 'Forgejo' : 'Gitea'} documents it`,
   });
@@ -229,7 +231,8 @@ function routeGitea(kind: SourceKind, raw: SourceFacts, rules: GiteaRules): Sour
       // Gitea says the labels changed, not which one was added: the rule's label being there is
       // the match, and the todo's key (one per issue and rule while it is open) keeps a later
       // change from making a second.
-      if (!issue.labels.some((label) => same(label, r.issue_labeled.label))) break;
+      const wanted = r.issue_labeled.label.toLowerCase();
+      if (!issue.labels.some((label) => label.toLowerCase() === wanted)) break;
       return {
         outcome: 'matched',
         draft: {
@@ -247,7 +250,7 @@ function routeGitea(kind: SourceKind, raw: SourceFacts, rules: GiteaRules): Sour
       const issue = facts.issue;
       if (!issue) return missing('issue');
       const assignee = issue.assignees.find((login) =>
-        r.issue_assigned.logins.some((wanted) => same(wanted, login)),
+        r.issue_assigned.logins.some((wanted) => sameLogin(wanted, login)),
       );
       if (!assignee) break;
       return {
@@ -301,7 +304,8 @@ function routeGitea(kind: SourceKind, raw: SourceFacts, rules: GiteaRules): Sour
       if (!pull) return missing('pull_request');
       const reviewer = facts.requested_reviewer;
       const wanted = r.review_requested.reviewers;
-      if (wanted.length > 0 && !(reviewer && wanted.some((login) => same(login, reviewer)))) break;
+      if (wanted.length > 0 && !(reviewer && wanted.some((login) => sameLogin(login, reviewer))))
+        break;
       return {
         outcome: 'matched',
         draft: {

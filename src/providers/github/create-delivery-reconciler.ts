@@ -1,22 +1,11 @@
 import type postgres from 'postgres';
+import { backgroundLoop } from '../../background-loop.js';
 import type { ProbotOctokit } from 'probot';
 import { withAdvisoryLock } from '../../db/with-advisory-lock.js';
 import { conflict } from '../../ledger/index.js';
 import type { Logger } from '../../logger.js';
-import type { ReconcileReport } from '../../contract/deliveries.js';
-import { reconcileDeliveries, type ReconcileTuning } from './reconcile-deliveries.js';
-
-export interface DeliveryReconciler {
-  /** A pass now, then one every `intervalMs` (none with 0). */
-  start(): void;
-  /**
-   * A pass by hand (`switchboard deliveries reconcile`), over the last `sinceMs`: waits for a
-   * pass another process is running to end (a minute at most), then runs its own.
-   */
-  run(sinceMs: number): Promise<ReconcileReport>;
-  /** Stops: a pass in flight is cut short (its GitHub request aborted). */
-  stop(): Promise<void>;
-}
+import type { DeliveryReconciler, ReconcileTuning } from '../provider.js';
+import { reconcileDeliveries } from './reconcile-deliveries.js';
 
 const LOCK = 'switchboard.reconcile';
 /** How long a pass by hand waits for another process's pass. */
@@ -38,7 +27,6 @@ export function createDeliveryReconciler(options: {
 }): DeliveryReconciler {
   const { sql, direct, log, tuning } = options;
   const stopping = new AbortController();
-  let timer: NodeJS.Timeout | undefined;
   const inFlight = new Set<Promise<unknown>>();
 
   const pass = (sinceMs: number) => async () =>
@@ -70,25 +58,22 @@ export function createDeliveryReconciler(options: {
     else log.debug(fields, "reconciled GitHub's delivery log: nothing missing");
   };
 
-  const tick = () => {
-    track(background())
-      .catch((error: unknown) =>
-        // The message only: an Octokit error carries its request, JWT and all.
-        log.warn(
-          { error: error instanceof Error ? error.message : String(error) },
-          "reconciling GitHub's delivery log failed; will try again",
-        ),
-      )
-      .finally(() => {
-        if (!stopping.signal.aborted && tuning.intervalMs > 0)
-          timer = setTimeout(tick, tuning.intervalMs).unref();
-      });
-  };
+  const loop = backgroundLoop({
+    everyMs: tuning.intervalMs,
+    pass: () => track(background()),
+    onError: (error) =>
+      // The message only: an Octokit error carries its request, JWT and all.
+      log.warn(
+        { error: error instanceof Error ? error.message : String(error) },
+        "reconciling GitHub's delivery log failed; will try again",
+      ),
+  });
 
   return {
     start() {
-      if (timer || stopping.signal.aborted) return;
-      timer = setTimeout(tick, 0).unref();
+      // With no interval, passes are by hand only.
+      if (stopping.signal.aborted || tuning.intervalMs <= 0) return;
+      loop.start();
     },
     async run(sinceMs) {
       const outcome = await track(
@@ -106,7 +91,7 @@ export function createDeliveryReconciler(options: {
     },
     async stop() {
       stopping.abort();
-      clearTimeout(timer);
+      await loop.stop();
       await Promise.allSettled([...inFlight]);
     },
   };

@@ -5,10 +5,11 @@ import {
   displayId,
   findHumanByGithubLogin,
   LedgerError,
+  type Todo,
 } from '../../ledger/index.js';
+import type { VerdictCommand } from '../provider.js';
 import { githubMetaOf } from './github-todo-meta.js';
-import type { DeliveryFacts } from './read-delivery-facts.js';
-import type { VerdictCommand } from './read-verdict-command.js';
+import type { GitHubFacts } from './read-delivery-facts.js';
 
 /**
  * Records a verdict given in a GitHub comment, in the delivery's transaction. Only the switchboard
@@ -18,7 +19,7 @@ import type { VerdictCommand } from './read-verdict-command.js';
  */
 export async function decideByComment(
   tx: postgres.TransactionSql,
-  facts: DeliveryFacts,
+  facts: GitHubFacts,
   command: VerdictCommand,
 ): Promise<{ decided: boolean; note: string }> {
   const ref = `approval ${displayId(command.approvalId)}`;
@@ -31,11 +32,11 @@ export async function decideByComment(
     };
 
   const [about] = await tx<
-    { source: string; meta: Record<string, unknown>; assignee: string | null }[]
+    { source: Todo['source']; meta: Record<string, unknown>; assignee: string | null }[]
   >`
     select t.source, t.meta, a.assignee from todos a join todos t on t.id = a.about_todo_id
     where a.id = ${command.approvalId} and a.kind = 'approval'`;
-  const github = about ? githubMetaOf({ source: about.source, meta: about.meta } as never) : null;
+  const github = about ? githubMetaOf(about) : null;
   if (
     !github ||
     `${github.owner}/${github.repo}`.toLowerCase() !== facts.repository?.fullName.toLowerCase() ||

@@ -1,3 +1,5 @@
+import type { Origin } from '../provider.js';
+import { includesLogin } from '../same-login.js';
 import type { RepositoryConfig } from './repository-config.js';
 
 export interface Sender {
@@ -5,14 +7,6 @@ export interface Sender {
   /** `User`, `Bot`, `Organization`, `Mannequin`. */
   type: string;
 }
-
-/**
- * What the todo's text and work come from. Issues, comments, pull requests and reviews carry
- * their author's association with the repository. CI events carry none; what matters there is
- * whose code ran: a branch of the repository itself (someone with push access put it there) or
- * a fork (anyone).
- */
-export type Origin = { association: string } | { sameRepository: boolean };
 
 /**
  * - `trusted`: the event becomes a pending todo;
@@ -31,8 +25,7 @@ export function evaluateTrust(
   trust: RepositoryConfig['trust'],
 ): Trust {
   if (isBot(sender)) {
-    const login = sender.login.toLowerCase();
-    if (!trust.bots.some((bot) => bot.toLowerCase() === login)) return 'bot';
+    if (!includesLogin(trust.bots, sender.login)) return 'bot';
     // Allowlisting vouches for the bot's own text, not for code from a fork it reports on.
     return 'sameRepository' in origin && !origin.sameRepository ? 'untrusted' : 'trusted';
   }

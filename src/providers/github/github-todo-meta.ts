@@ -1,4 +1,5 @@
 import type { Todo } from '../../ledger/index.js';
+import type { Destination } from '../provider.js';
 import type { RuleName } from './route-event.js';
 
 /**
@@ -19,8 +20,24 @@ export interface GitHubTodoMeta {
 }
 
 /** The GitHub details of a todo this provider created, or null for any other todo. */
-export function githubMetaOf(todo: Todo): GitHubTodoMeta | null {
+export function githubMetaOf(todo: Pick<Todo, 'source' | 'meta'>): GitHubTodoMeta | null {
   if (todo.source !== 'github') return null;
-  // Written by ingestDelivery itself, so trusted as it stands.
+  // Written by the intake itself, so trusted as it stands.
   return (todo.meta.github as GitHubTodoMeta | undefined) ?? null;
+}
+
+/** The issue or pull request a GitHub todo writes back to, through its installation. */
+export function githubDestinationOf(todo: Todo): Destination | null {
+  const github = githubMetaOf(todo);
+  if (!github || github.installation_id === null || github.issue_number === null) return null;
+  return {
+    source: 'github',
+    target: {
+      installation_id: github.installation_id,
+      owner: github.owner,
+      repo: github.repo,
+      issue_number: github.issue_number,
+    },
+    rule: github.rule,
+  };
 }

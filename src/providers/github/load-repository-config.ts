@@ -1,6 +1,8 @@
-import type { Context } from 'probot';
+import { Context, type Probot, type ProbotOctokit } from 'probot';
+import { describeRulesIssue } from '../rule-schema.js';
+import { TimeoutError, withTimeout } from '../with-timeout.js';
+import type { GitHubFacts } from './read-delivery-facts.js';
 import { DEFAULT_CONFIG, RepositoryConfig } from './repository-config.js';
-import { TimeoutError, withTimeout } from './with-timeout.js';
 
 export const CONFIG_FILE = 'switchboard.yml';
 
@@ -37,12 +39,48 @@ export async function loadRepositoryConfig(
   }
   const parsed = RepositoryConfig.safeParse(merged);
   if (parsed.success) return { config: parsed.data, warning: null };
-  const issue = parsed.error.issues[0]!;
-  const where = issue.path.length ? `${issue.path.join('.')}: ` : '';
   return {
     config: DEFAULT_CONFIG,
-    warning: `.github/${CONFIG_FILE} is invalid (${where}${issue.message}); defaults used`,
+    warning: `.github/${CONFIG_FILE} is invalid (${describeRulesIssue(parsed.error)}); defaults used`,
   };
+}
+
+/**
+ * The rules for a delivery's repository, read through its installation — by the intake, and by
+ * `deliveries explain` later — within `timeoutMs`; the defaults (and why) otherwise. A delivery
+ * that names no repository has nothing to read: the defaults. One that names no installation
+ * (an App's deliveries always do) is read unauthenticated, as Probot's handlers would read it.
+ */
+export async function readRepositoryRules(
+  probot: Probot,
+  facts: GitHubFacts,
+  timeoutMs: number,
+): Promise<{ rules: RepositoryConfig; warning: string | null }> {
+  const { repository, installation_id: installationId } = facts;
+  if (!repository) return { rules: DEFAULT_CONFIG, warning: null };
+  const read = async () => {
+    const payload = {
+      repository: { owner: { login: repository.owner }, name: repository.name },
+      ...(installationId !== null && { installation: { id: installationId } }),
+    };
+    const event = { id: 'repository-rules', name: facts.event, payload } as never;
+    // The client Probot hands a webhook handler for this event: the installation's, or an
+    // unauthenticated one where the delivery names no installation.
+    const app = await probot.auth();
+    const octokit = (await app.auth({ type: 'event-octokit', event })) as ProbotOctokit;
+    return loadRepositoryConfig(new Context(event, octokit, probot.log), timeoutMs);
+  };
+  let loaded: LoadedConfig;
+  try {
+    // The installation's client comes first, and has no deadline of its own.
+    loaded = await withTimeout(read(), timeoutMs + 500);
+  } catch {
+    loaded = {
+      config: DEFAULT_CONFIG,
+      warning: `repository config not read: GitHub did not answer within ${timeoutMs} ms; defaults used`,
+    };
+  }
+  return { rules: loaded.config, warning: loaded.warning };
 }
 
 function describeFailure(error: unknown, timeoutMs: number): string {

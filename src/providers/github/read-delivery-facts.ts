@@ -1,11 +1,14 @@
 import { z } from 'zod';
+import type { Facts } from '../provider.js';
 import type { Sender } from './evaluate-trust.js';
+import { readRuleFields } from './read-rule-fields.js';
 
-/** What every delivery is recorded with, whatever its event: never the payload itself. */
-export interface DeliveryFacts {
-  deliveryId: string;
-  event: string;
-  action: string | null;
+/**
+ * What every GitHub delivery is recorded with, whatever its event — never the payload itself:
+ * its repository, sender and installation, and `fields`, the part of the payload the rules read.
+ * The rules run on exactly these, now and when the delivery is explained later.
+ */
+export interface GitHubFacts extends Facts {
   repository: {
     id: number;
     owner: string;
@@ -15,7 +18,8 @@ export interface DeliveryFacts {
     htmlUrl: string;
   } | null;
   sender: Sender | null;
-  installationId: number | null;
+  installation_id: number | null;
+  fields: Record<string, unknown>;
 }
 
 // Each part is read on its own and falls back to null, so that an event without a repository
@@ -37,20 +41,11 @@ const SenderSchema = z
   .catch(null);
 const Installation = z.object({ id: z.number().int().positive() }).nullable().catch(null);
 
-export function readDeliveryFacts(
-  deliveryId: string,
-  event: string,
-  payload: unknown,
-): DeliveryFacts {
-  const fields = (typeof payload === 'object' && payload !== null ? payload : {}) as Record<
-    string,
-    unknown
-  >;
-  const repository = Repository.parse(fields.repository ?? null);
+export function readDeliveryFacts(event: string, payload: Record<string, unknown>): GitHubFacts {
+  const repository = Repository.parse(payload.repository ?? null);
   return {
-    deliveryId,
     event,
-    action: Action.parse(fields.action ?? null),
+    action: Action.parse(payload.action ?? null),
     repository: repository && {
       id: repository.id,
       owner: repository.owner.login,
@@ -58,7 +53,8 @@ export function readDeliveryFacts(
       fullName: repository.full_name,
       htmlUrl: repository.html_url,
     },
-    sender: SenderSchema.parse(fields.sender ?? null),
-    installationId: Installation.parse(fields.installation ?? null)?.id ?? null,
+    sender: SenderSchema.parse(payload.sender ?? null),
+    installation_id: Installation.parse(payload.installation ?? null)?.id ?? null,
+    fields: readRuleFields(payload),
   };
 }

@@ -1,79 +1,13 @@
 import { factFirstLine, factLine, factText, factValue } from '../fact-text.js';
-
-/**
- * How each field a rule reads is kept: `line` and `text` are neutralised like a todo's title and
- * body (so the todo made from them is the same as from the raw text: neutralising twice changes
- * nothing), `value` is kept as sent if it is a number, boolean or short string, `present` says
- * only whether the field is there.
- */
-type Spec = 'line' | 'text' | 'value' | 'present' | { [key: string]: Spec } | [Spec];
-
-const LOGIN = { login: 'value' } as const;
-const ISSUE = {
-  number: 'value',
-  title: 'line',
-  body: 'text',
-  html_url: 'value',
-  author_association: 'value',
-  pull_request: 'present',
-} as const;
-
-/** Every payload field the rules (route-event.ts) and verdict commands read, and nothing else. */
-const RULE_FIELDS: { [key: string]: Spec } = {
-  action: 'value',
-  issue: ISSUE,
-  label: { name: 'value' },
-  assignee: LOGIN,
-  comment: {
-    id: 'value',
-    body: 'text',
-    html_url: 'value',
-    author_association: 'value',
-  },
-  pull_request: {
-    number: 'value',
-    title: 'line',
-    body: 'text',
-    html_url: 'value',
-    author_association: 'value',
-    draft: 'value',
-    user: LOGIN,
-  },
-  requested_reviewer: LOGIN,
-  requested_team: { slug: 'value' },
-  review: {
-    state: 'value',
-    body: 'text',
-    html_url: 'value',
-    author_association: 'value',
-    user: LOGIN,
-  },
-  check_suite: {
-    head_branch: 'value',
-    head_sha: 'value',
-    conclusion: 'value',
-    app: { slug: 'value', name: 'value' },
-    pull_requests: [{ number: 'value', head: { repo: { id: 'value' } } }],
-  },
-  workflow: { name: 'value' },
-  workflow_run: {
-    name: 'value',
-    html_url: 'value',
-    head_branch: 'value',
-    head_sha: 'value',
-    conclusion: 'value',
-    run_number: 'value',
-    head_repository: { id: 'value' },
-  },
-};
+import { RULE_FIELDS, type FieldSpec as Spec } from './route-event.js';
 
 /** A check suite lists its pull requests; the rules read the first, and trust reads them all. */
 const LIST_MAX = 100;
 
 /**
- * The part of a GitHub payload the rules read, bounded and neutralised: what a delivery records
- * as its facts (never the payload itself), and what the rules run on — now, and when a delivery
- * is explained again later. Fields keep their place and type, so a payload missing a field a rule
+ * The part of a GitHub payload the rules (route-event.ts) and verdict commands read, bounded and
+ * neutralised: what a delivery records as its facts (never the payload itself), and what the
+ * rules run on — now, and when a delivery is explained again later. Fields keep their place and type, so a payload missing a field a rule
  * needs is still unreadable for that rule.
  */
 export function readRuleFields(payload: Record<string, unknown>): Record<string, unknown> {

@@ -1,12 +1,5 @@
 import { z } from 'zod';
-
-export interface VerdictCommand {
-  verdict: 'allow' | 'deny';
-  approvalId: number;
-  note: string | null;
-  /** The issue or pull request the comment is on. */
-  issueNumber: number;
-}
+import type { VerdictCommand } from '../provider.js';
 
 // `/approve 43`, `/deny #43 not now`: on the comment's first line, nothing before it.
 const COMMAND = /^\s*\/(approve|deny)\s+#?(\d{1,15})(?:\s+(.*))?$/i;

@@ -2,22 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type postgres from 'postgres';
 import type { ProbotOctokit } from 'probot';
 import type { MissingDelivery, ReconcileReport } from '../../contract/deliveries.js';
-
-export interface ReconcileTuning {
-  /** Between two background passes (0: by hand only). */
-  intervalMs: number;
-  /** How far back a pass looks by default: GitHub keeps three days of deliveries. */
-  windowMs: number;
-  /** Redeliveries asked for in one pass; the rest wait for the next one. */
-  maxRequests: number;
-  /** Between two redelivery requests (GitHub asks integrations to pace what they create). */
-  spacingMs: number;
-  /** Deliveries per page of the log (GitHub's maximum is 100), and pages per pass. */
-  perPage: number;
-  maxPages: number;
-  /** One GitHub request is abandoned after this. */
-  requestTimeoutMs: number;
-}
+import type { ReconcileTuning } from '../provider.js';
 
 export const GITHUB_LOG_WINDOW_MS = 3 * 86_400_000;
 
@@ -133,7 +118,8 @@ export async function reconcileDeliveries(
   const recorded = new Set(
     (
       await sql<{ delivery_id: string }[]>`
-        select distinct delivery_id from github_deliveries where delivery_id = any(${guids})`
+        select distinct delivery_id from deliveries
+        where source = 'github' and delivery_id = any(${guids})`
     ).map((row) => row.delivery_id),
   );
   const asked = new Map(

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { Command, rule, ruleOn, type RuleSet } from '../rule-schema.js';
 
 /** GitHub's author associations, most trusted first. */
 export const AUTHOR_ASSOCIATIONS = [
@@ -12,20 +13,14 @@ export const AUTHOR_ASSOCIATIONS = [
   'NONE',
 ] as const;
 
-const Queue = z
-  .string()
-  .regex(/^[a-z0-9][a-z0-9._-]{0,63}$/, 'must be a queue name (lowercase letters, digits, . _ -)');
 const Login = z
   .string()
   .regex(/^[A-Za-z0-9][A-Za-z0-9-]{0,38}(\[bot\])?$/, 'must be a GitHub login');
-
-/** What every rule has: whether it is on, the queue it fills, and an optional switchboard assignee. */
-const rule = {
-  enabled: z.boolean(),
-  queue: Queue,
-  /** A switchboard principal; one that does not exist is dropped (and noted), never fatal. */
-  assignee: z.string().max(64).nullable(),
-};
+/** An @name as GitHub's logins go: no dots or underscores. */
+const GitHubMention = z
+  .string()
+  .regex(/^@[A-Za-z0-9][A-Za-z0-9-]{0,38}$/, 'must be an @name')
+  .nullable();
 
 /**
  * `.github/switchboard.yml`, merged over the defaults (a file names only what it changes; arrays
@@ -42,19 +37,7 @@ export const RepositoryConfig = z.strictObject({
   rules: z.strictObject({
     issue_labeled: z.strictObject({ ...rule, label: z.string().min(1).max(50) }),
     issue_assigned: z.strictObject({ ...rule, logins: z.array(Login) }),
-    comment: z.strictObject({
-      ...rule,
-      /** A comment mentioning this (as a whole word) is for switchboard; null: mentions do nothing. */
-      mention: z
-        .string()
-        .regex(/^@[A-Za-z0-9][A-Za-z0-9-]{0,38}$/, 'must be an @name')
-        .nullable(),
-      /** A comment whose first word is this is for switchboard; null: commands do nothing. */
-      command: z
-        .string()
-        .regex(/^\/[a-z0-9][a-z0-9-]{0,38}$/, 'must be a /command')
-        .nullable(),
-    }),
+    comment: z.strictObject({ ...rule, mention: GitHubMention, command: Command }),
     /** A trusted author's pull request, opened and not a draft: a review to do. */
     pull_request_opened: z.strictObject(rule),
     review_requested: z.strictObject({
@@ -77,24 +60,19 @@ export type RepositoryConfig = z.infer<typeof RepositoryConfig>;
 export const DEFAULT_CONFIG: RepositoryConfig = {
   trust: { associations: ['OWNER', 'MEMBER', 'COLLABORATOR'], bots: [] },
   rules: {
-    issue_labeled: { enabled: true, queue: 'issues', assignee: null, label: 'switchboard' },
-    issue_assigned: { enabled: true, queue: 'issues', assignee: null, logins: [] },
-    comment: {
-      enabled: true,
-      queue: 'issues',
-      assignee: null,
-      mention: '@switchboard',
-      command: '/switchboard',
-    },
-    pull_request_opened: { enabled: true, queue: 'reviews', assignee: null },
-    review_requested: { enabled: true, queue: 'reviews', assignee: null, reviewers: [] },
-    changes_requested: { enabled: true, queue: 'reviews', assignee: null },
-    check_suite_failed: {
-      enabled: true,
-      queue: 'ci',
-      assignee: null,
-      ignore_apps: ['github-actions'],
-    },
-    workflow_run_failed: { enabled: true, queue: 'ci', assignee: null },
+    issue_labeled: { ...ruleOn('issues'), label: 'switchboard' },
+    issue_assigned: { ...ruleOn('issues'), logins: [] },
+    comment: { ...ruleOn('issues'), mention: '@switchboard', command: '/switchboard' },
+    pull_request_opened: ruleOn('reviews'),
+    review_requested: { ...ruleOn('reviews'), reviewers: [] },
+    changes_requested: ruleOn('reviews'),
+    check_suite_failed: { ...ruleOn('ci'), ignore_apps: ['github-actions'] },
+    workflow_run_failed: ruleOn('ci'),
   },
+};
+
+/** GitHub's rules: a repository's file over these defaults, on GitHub's own queues. */
+export const githubRules: RuleSet<RepositoryConfig> = {
+  schema: RepositoryConfig,
+  defaults: () => structuredClone(DEFAULT_CONFIG),
 };

@@ -1,60 +1,80 @@
 import { z } from 'zod';
 import { addressesSwitchboard } from '../addresses-switchboard.js';
-import type { Origin } from './evaluate-trust.js';
-import type { DeliveryFacts } from './read-delivery-facts.js';
+import type { Draft, Origin, Route } from '../provider.js';
+import { includesLogin } from '../same-login.js';
+import type { GitHubFacts } from './read-delivery-facts.js';
 import type { RepositoryConfig } from './repository-config.js';
 
 export type RuleName = keyof RepositoryConfig['rules'];
 
-/** A todo a rule asks for, before trust decides whether it waits for a human. */
-export interface TodoDraft {
-  rule: RuleName;
-  queue: string;
-  kind: string;
-  /** Raw GitHub text: the ledger neutralises and caps titles and bodies (never do it twice). */
+/**
+ * How a payload field a rule reads is kept in the delivery's facts: `line` and `text` are
+ * neutralised like a todo's title and body (so the todo made from them is the same as from the
+ * raw text: neutralising twice changes nothing), `value` is kept as sent if it is a number,
+ * boolean or short string, `present` says only whether the field is there.
+ */
+export type FieldSpec =
+  'line' | 'text' | 'value' | 'present' | { [key: string]: FieldSpec } | [FieldSpec];
+
+/** What a rule makes of a delivery it matched, before the rule's queue and assignee. */
+interface Made {
   title: string;
   body: string | null;
   url: string | null;
-  assignee: string | null;
   origin: Origin;
-  /** Where write-back goes: the issue or pull request, and the comment that asked, if one did. */
   issueNumber: number | null;
   commentId: number | null;
-  /** What gets the 👀 reaction once the todo exists. */
   react: 'issue' | 'comment' | null;
 }
 
-export type Route =
-  | { outcome: 'matched'; draft: TodoDraft }
-  | { outcome: 'no_rule' }
-  | { outcome: 'unreadable'; note: string };
-
-const FAILED = new Set(['failure', 'timed_out', 'startup_failure']);
-
-/**
- * Whether any configuration could make a rule match this event. Checked before the repository's
- * config is fetched, so that the many events no rule wants (pushes, green CI) cost no API call.
- */
-export function mayMatch(facts: DeliveryFacts, payload: unknown): boolean {
-  const fields = payload as Record<string, { state?: unknown; conclusion?: unknown } | undefined>;
-  switch (`${facts.event}.${facts.action}`) {
-    case 'issues.labeled':
-    case 'issues.assigned':
-    case 'issue_comment.created':
-    case 'pull_request.review_requested':
-      return true;
-    case 'pull_request.opened':
-      return (fields.pull_request as { draft?: unknown } | undefined)?.draft !== true;
-    case 'pull_request_review.submitted':
-      return fields.review?.state === 'changes_requested';
-    case 'check_suite.completed':
-      return FAILED.has(String(fields.check_suite?.conclusion));
-    case 'workflow_run.completed':
-      return FAILED.has(String(fields.workflow_run?.conclusion));
-    default:
-      return false;
-  }
+interface Context {
+  facts: GitHubFacts;
+  repository: NonNullable<GitHubFacts['repository']>;
+  /** `in owner/name`, as every title says it. */
+  where: string;
 }
+
+/** One rule: the event it takes, the fields it reads, what it makes of them. */
+interface RuleSpec<Name extends RuleName, Payload> {
+  rule: Name;
+  /** `event.action` */
+  on: string;
+  /** Every payload field it reads: recorded as the delivery's facts (read-rule-fields.ts). */
+  fields: { [key: string]: FieldSpec };
+  /** From the fields alone: whether any configuration could want it (before config is read). */
+  mayWant?: (fields: Fields) => boolean;
+  /** The fields as GitHub documents them; else the delivery is `unreadable` for this rule. */
+  payload: z.ZodType<Payload>;
+  /** The todo, or null when the rule's own settings do not want this one. */
+  make(p: Payload, settings: RepositoryConfig['rules'][Name], context: Context): Made | null;
+}
+
+type Fields = Record<
+  string,
+  { state?: unknown; conclusion?: unknown; draft?: unknown } | undefined
+>;
+type AnyRule = RuleSpec<RuleName, unknown>;
+const defineRule = <Name extends RuleName, Payload>(spec: RuleSpec<Name, Payload>) =>
+  spec as unknown as AnyRule;
+
+const LOGIN = { login: 'value' } as const;
+const ISSUE = {
+  number: 'value',
+  title: 'line',
+  body: 'text',
+  html_url: 'value',
+  author_association: 'value',
+  pull_request: 'present',
+} as const;
+const PULL_REQUEST = {
+  number: 'value',
+  title: 'line',
+  body: 'text',
+  html_url: 'value',
+  author_association: 'value',
+  draft: 'value',
+  user: LOGIN,
+} as const;
 
 const Login = z.object({ login: z.string() });
 const Issue = z.object({
@@ -67,136 +87,63 @@ const Issue = z.object({
 });
 const PullRequest = Issue.omit({ pull_request: true });
 
-const IssueLabeled = z.object({ issue: Issue, label: z.object({ name: z.string() }) });
-const IssueAssigned = z.object({ issue: Issue, assignee: Login });
-const CommentCreated = z.object({
-  issue: Issue,
-  comment: z.object({
-    id: z.number().int(),
-    body: z.string(),
-    html_url: z.string(),
-    author_association: z.string(),
-    /** Recorded with the facts (read-rule-fields.ts). */
-    first_line: z.string().optional(),
-  }),
-});
-const PullRequestOpened = z.object({
-  pull_request: PullRequest.extend({ draft: z.boolean().nullish() }),
-});
-const ReviewRequested = z.object({
-  pull_request: PullRequest,
-  requested_reviewer: Login.nullish(),
-  requested_team: z.object({ slug: z.string() }).nullish(),
-});
-const ReviewSubmitted = z.object({
-  pull_request: PullRequest,
-  review: z.object({
-    state: z.string(),
-    body: z.string().nullish(),
-    html_url: z.string(),
-    author_association: z.string(),
-    user: Login,
-  }),
-});
-const CheckSuite = z.object({
-  check_suite: z.object({
-    head_branch: z.string().nullable(),
-    head_sha: z.string(),
-    conclusion: z.string().nullable(),
-    app: z.object({ slug: z.string().nullish(), name: z.string() }),
-    pull_requests: z.array(
-      z.object({
-        number: z.number().int(),
-        head: z.object({ repo: z.object({ id: z.number() }) }),
-      }),
-    ),
-  }),
-});
-const WorkflowRun = z.object({
-  workflow: z.object({ name: z.string() }).nullish(),
-  workflow_run: z.object({
-    name: z.string().nullish(),
-    html_url: z.string(),
-    head_branch: z.string().nullable(),
-    head_sha: z.string(),
-    conclusion: z.string().nullable(),
-    run_number: z.number().int(),
-    head_repository: z.object({ id: z.number() }).nullable(),
-  }),
-});
+const FAILED = new Set(['failure', 'timed_out', 'startup_failure']);
 
 /**
- * The default rules and the repository's overrides, event by event: which events become todos,
- * on which queue, with which title. Trust is decided afterwards (evaluate-trust.ts).
+ * The default rules and what a repository's config changes of them, one entry per rule: which
+ * event it takes, the fields it reads, and the todo it makes (on its queue, for its assignee).
+ * Trust is weighed afterwards (evaluate-trust.ts). Every other event makes nothing.
  */
-export function routeEvent(
-  facts: DeliveryFacts,
-  payload: unknown,
-  config: RepositoryConfig,
-): Route {
-  const repository = facts.repository;
-  if (!repository || !mayMatch(facts, payload)) return { outcome: 'no_rule' };
-  const { rules } = config;
-  const where = `in ${repository.fullName}`;
-  const kind = `github.${facts.event}.${facts.action}`;
-  const read = <T>(schema: z.ZodType<T>): T | { unreadable: string } => {
-    const parsed = schema.safeParse(payload);
-    if (parsed.success) return parsed.data;
-    const issue = parsed.error.issues[0]!;
-    return {
-      unreadable: `${kind}: payload field ${issue.path.join('.')} is not as GitHub documents it`,
-    };
-  };
-  const matched = (
-    rule: RuleName,
-    draft: Omit<TodoDraft, 'rule' | 'queue' | 'kind' | 'assignee'>,
-  ): Route => ({
-    outcome: 'matched',
-    draft: { rule, queue: rules[rule].queue, kind, assignee: rules[rule].assignee, ...draft },
-  });
-
-  switch (`${facts.event}.${facts.action}`) {
-    case 'issues.labeled': {
-      const rule = rules.issue_labeled;
-      if (!rule.enabled) break;
-      const p = read(IssueLabeled);
-      if ('unreadable' in p) return { outcome: 'unreadable', note: p.unreadable };
-      if (p.label.name.toLowerCase() !== rule.label.toLowerCase()) break;
-      return matched('issue_labeled', {
-        title: `${noun(p.issue)} #${p.issue.number} labelled ${p.label.name} ${where}: ${p.issue.title}`,
-        body: p.issue.body ?? null,
-        url: p.issue.html_url,
-        origin: { association: p.issue.author_association },
-        issueNumber: p.issue.number,
-        commentId: null,
-        react: 'issue',
-      });
-    }
-    case 'issues.assigned': {
-      const rule = rules.issue_assigned;
-      if (!rule.enabled) break;
-      const p = read(IssueAssigned);
-      if ('unreadable' in p) return { outcome: 'unreadable', note: p.unreadable };
-      if (!includesLogin(rule.logins, p.assignee.login)) break;
-      return matched('issue_assigned', {
-        title: `${noun(p.issue)} #${p.issue.number} assigned to @${p.assignee.login} ${where}: ${p.issue.title}`,
-        body: p.issue.body ?? null,
-        url: p.issue.html_url,
-        origin: { association: p.issue.author_association },
-        issueNumber: p.issue.number,
-        commentId: null,
-        react: 'issue',
-      });
-    }
-    case 'issue_comment.created': {
-      const rule = rules.comment;
-      if (!rule.enabled) break;
-      const p = read(CommentCreated);
-      if ('unreadable' in p) return { outcome: 'unreadable', note: p.unreadable };
-      if (!addressesSwitchboard(p.comment.body, rule)) break;
+const RULES: AnyRule[] = [
+  defineRule({
+    rule: 'issue_labeled',
+    on: 'issues.labeled',
+    fields: { issue: ISSUE, label: { name: 'value' } },
+    payload: z.object({ issue: Issue, label: z.object({ name: z.string() }) }),
+    make: (p, rule, { where }) =>
+      p.label.name.toLowerCase() !== rule.label.toLowerCase()
+        ? null
+        : {
+            title: `${noun(p.issue)} #${p.issue.number} labelled ${p.label.name} ${where}: ${p.issue.title}`,
+            ...about(p.issue, 'issue'),
+          },
+  }),
+  defineRule({
+    rule: 'issue_assigned',
+    on: 'issues.assigned',
+    fields: { issue: ISSUE, assignee: LOGIN },
+    payload: z.object({ issue: Issue, assignee: Login }),
+    make: (p, rule, { where }) =>
+      !includesLogin(rule.logins, p.assignee.login)
+        ? null
+        : {
+            title: `${noun(p.issue)} #${p.issue.number} assigned to @${p.assignee.login} ${where}: ${p.issue.title}`,
+            ...about(p.issue, 'issue'),
+          },
+  }),
+  defineRule({
+    rule: 'comment',
+    on: 'issue_comment.created',
+    fields: {
+      issue: ISSUE,
+      comment: { id: 'value', body: 'text', html_url: 'value', author_association: 'value' },
+    },
+    payload: z.object({
+      issue: Issue,
+      comment: z.object({
+        id: z.number().int(),
+        body: z.string(),
+        html_url: z.string(),
+        author_association: z.string(),
+        /** Recorded with the facts (read-rule-fields.ts). */
+        first_line: z.string().optional(),
+      }),
+    }),
+    make: (p, rule, { facts, where }) => {
+      if (!addressesSwitchboard(p.comment.body, rule)) return null;
       const firstLine =
         p.comment.first_line ?? p.comment.body.split('\n').find((line) => line.trim() !== '') ?? '';
-      return matched('comment', {
+      return {
         title: `comment by @${facts.sender?.login ?? 'ghost'} on #${p.issue.number} ${where}: ${firstLine}`,
         body: `${p.comment.body}\n\n(on ${noun(p.issue)} #${p.issue.number}: ${p.issue.title})`,
         url: p.comment.html_url,
@@ -204,71 +151,114 @@ export function routeEvent(
         issueNumber: p.issue.number,
         commentId: p.comment.id,
         react: 'comment',
-      });
-    }
-    case 'pull_request.opened': {
-      const rule = rules.pull_request_opened;
-      if (!rule.enabled) break;
-      const p = read(PullRequestOpened);
-      if ('unreadable' in p) return { outcome: 'unreadable', note: p.unreadable };
-      // A draft is not ready for review; marking it ready sends ready_for_review, not opened.
-      if (p.pull_request.draft) break;
-      return matched('pull_request_opened', {
-        title: `PR #${p.pull_request.number} opened ${where}: ${p.pull_request.title}`,
-        body: p.pull_request.body ?? null,
-        url: p.pull_request.html_url,
-        origin: { association: p.pull_request.author_association },
-        issueNumber: p.pull_request.number,
-        commentId: null,
-        react: null,
-      });
-    }
-    case 'pull_request.review_requested': {
-      const rule = rules.review_requested;
-      if (!rule.enabled) break;
-      const p = read(ReviewRequested);
-      if ('unreadable' in p) return { outcome: 'unreadable', note: p.unreadable };
+      };
+    },
+  }),
+  defineRule({
+    rule: 'pull_request_opened',
+    on: 'pull_request.opened',
+    fields: { pull_request: PULL_REQUEST },
+    // A draft is not ready for review; marking it ready sends ready_for_review, not opened.
+    mayWant: (fields) => fields.pull_request?.draft !== true,
+    payload: z.object({ pull_request: PullRequest.extend({ draft: z.boolean().nullish() }) }),
+    make: (p, _rule, { where }) =>
+      p.pull_request.draft
+        ? null
+        : {
+            title: `PR #${p.pull_request.number} opened ${where}: ${p.pull_request.title}`,
+            ...about(p.pull_request, null),
+          },
+  }),
+  defineRule({
+    rule: 'review_requested',
+    on: 'pull_request.review_requested',
+    fields: {
+      pull_request: PULL_REQUEST,
+      requested_reviewer: LOGIN,
+      requested_team: { slug: 'value' },
+    },
+    payload: z.object({
+      pull_request: PullRequest,
+      requested_reviewer: Login.nullish(),
+      requested_team: z.object({ slug: z.string() }).nullish(),
+    }),
+    make: (p, rule, { where }) => {
       const reviewer = p.requested_reviewer?.login;
       if (rule.reviewers.length > 0 && !(reviewer && includesLogin(rule.reviewers, reviewer)))
-        break;
+        return null;
       const from = reviewer ? `@${reviewer}` : `team ${p.requested_team?.slug ?? 'unknown'}`;
-      return matched('review_requested', {
+      return {
         title: `review requested from ${from} on PR #${p.pull_request.number} ${where}: ${p.pull_request.title}`,
-        body: p.pull_request.body ?? null,
-        url: p.pull_request.html_url,
-        origin: { association: p.pull_request.author_association },
-        issueNumber: p.pull_request.number,
-        commentId: null,
-        react: null,
-      });
-    }
-    case 'pull_request_review.submitted': {
-      const rule = rules.changes_requested;
-      if (!rule.enabled) break;
-      const p = read(ReviewSubmitted);
-      if ('unreadable' in p) return { outcome: 'unreadable', note: p.unreadable };
-      return matched('changes_requested', {
-        title: `changes requested by @${p.review.user.login} on PR #${p.pull_request.number} ${where}: ${p.pull_request.title}`,
-        body: p.review.body ?? null,
-        url: p.review.html_url,
-        origin: { association: p.review.author_association },
-        issueNumber: p.pull_request.number,
-        commentId: null,
-        react: null,
-      });
-    }
-    case 'check_suite.completed': {
-      const rule = rules.check_suite_failed;
-      if (!rule.enabled) break;
-      const p = read(CheckSuite);
-      if ('unreadable' in p) return { outcome: 'unreadable', note: p.unreadable };
-      const suite = p.check_suite;
-      const app = suite.app.slug ?? suite.app.name;
-      if (rule.ignore_apps.includes(app)) break;
-      const on = suite.head_branch ?? suite.head_sha.slice(0, 7);
+        ...about(p.pull_request, null),
+      };
+    },
+  }),
+  defineRule({
+    rule: 'changes_requested',
+    on: 'pull_request_review.submitted',
+    fields: {
+      pull_request: PULL_REQUEST,
+      review: {
+        state: 'value',
+        body: 'text',
+        html_url: 'value',
+        author_association: 'value',
+        user: LOGIN,
+      },
+    },
+    mayWant: (fields) => fields.review?.state === 'changes_requested',
+    payload: z.object({
+      pull_request: PullRequest,
+      review: z.object({
+        state: z.string(),
+        body: z.string().nullish(),
+        html_url: z.string(),
+        author_association: z.string(),
+        user: Login,
+      }),
+    }),
+    make: (p, _rule, { where }) => ({
+      title: `changes requested by @${p.review.user.login} on PR #${p.pull_request.number} ${where}: ${p.pull_request.title}`,
+      body: p.review.body ?? null,
+      url: p.review.html_url,
+      origin: { association: p.review.author_association },
+      issueNumber: p.pull_request.number,
+      commentId: null,
+      react: null,
+    }),
+  }),
+  defineRule({
+    rule: 'check_suite_failed',
+    on: 'check_suite.completed',
+    fields: {
+      check_suite: {
+        head_branch: 'value',
+        head_sha: 'value',
+        conclusion: 'value',
+        app: { slug: 'value', name: 'value' },
+        pull_requests: [{ number: 'value', head: { repo: { id: 'value' } } }],
+      },
+    },
+    mayWant: (fields) => FAILED.has(String(fields.check_suite?.conclusion)),
+    payload: z.object({
+      check_suite: z.object({
+        head_branch: z.string().nullable(),
+        head_sha: z.string(),
+        conclusion: z.string().nullable(),
+        app: z.object({ slug: z.string().nullish(), name: z.string() }),
+        pull_requests: z.array(
+          z.object({
+            number: z.number().int(),
+            head: z.object({ repo: z.object({ id: z.number() }) }),
+          }),
+        ),
+      }),
+    }),
+    make: ({ check_suite: suite }, rule, { repository, where }) => {
+      if (rule.ignore_apps.includes(suite.app.slug ?? suite.app.name)) return null;
       const pr = suite.pull_requests[0];
-      return matched('check_suite_failed', {
-        title: `check suite ${suite.app.name} ${describe(suite.conclusion)} on ${on} ${where}`,
+      return {
+        title: `check suite ${suite.app.name} ${describe(suite.conclusion)} on ${suite.head_branch ?? suite.head_sha.slice(0, 7)} ${where}`,
         body: ciBody({
           conclusion: suite.conclusion,
           branch: suite.head_branch,
@@ -287,18 +277,42 @@ export function routeEvent(
         issueNumber: pr?.number ?? null,
         commentId: null,
         react: null,
-      });
-    }
-    case 'workflow_run.completed': {
-      const rule = rules.workflow_run_failed;
-      if (!rule.enabled) break;
-      const p = read(WorkflowRun);
-      if ('unreadable' in p) return { outcome: 'unreadable', note: p.unreadable };
+      };
+    },
+  }),
+  defineRule({
+    rule: 'workflow_run_failed',
+    on: 'workflow_run.completed',
+    fields: {
+      workflow: { name: 'value' },
+      workflow_run: {
+        name: 'value',
+        html_url: 'value',
+        head_branch: 'value',
+        head_sha: 'value',
+        conclusion: 'value',
+        run_number: 'value',
+        head_repository: { id: 'value' },
+      },
+    },
+    mayWant: (fields) => FAILED.has(String(fields.workflow_run?.conclusion)),
+    payload: z.object({
+      workflow: z.object({ name: z.string() }).nullish(),
+      workflow_run: z.object({
+        name: z.string().nullish(),
+        html_url: z.string(),
+        head_branch: z.string().nullable(),
+        head_sha: z.string(),
+        conclusion: z.string().nullable(),
+        run_number: z.number().int(),
+        head_repository: z.object({ id: z.number() }).nullable(),
+      }),
+    }),
+    make: (p, _rule, { repository, where }) => {
       const run = p.workflow_run;
       const name = p.workflow?.name || run.name || 'workflow';
-      const on = run.head_branch ?? run.head_sha.slice(0, 7);
-      return matched('workflow_run_failed', {
-        title: `workflow ${name} ${describe(run.conclusion)} on ${on} ${where} (run #${run.run_number})`,
+      return {
+        title: `workflow ${name} ${describe(run.conclusion)} on ${run.head_branch ?? run.head_sha.slice(0, 7)} ${where} (run #${run.run_number})`,
         body: ciBody({
           conclusion: run.conclusion,
           branch: run.head_branch,
@@ -310,16 +324,79 @@ export function routeEvent(
         issueNumber: null,
         commentId: null,
         react: null,
-      });
-    }
+      };
+    },
+  }),
+];
+
+const BY_EVENT = new Map(RULES.map((spec) => [spec.on, spec]));
+
+/** Every payload field a rule reads (and the action), merged: what a delivery's facts keep. */
+export const RULE_FIELDS: { [key: string]: FieldSpec } = RULES.reduce(
+  (merged, spec) => mergeFields(merged, spec.fields),
+  { action: 'value' } as { [key: string]: FieldSpec },
+);
+
+/**
+ * Whether any configuration could make a rule match this event. Checked before the repository's
+ * config is fetched, so that the many events no rule wants (pushes, green CI) cost no API call.
+ */
+export function mayMatch(facts: Pick<GitHubFacts, 'event' | 'action' | 'fields'>): boolean {
+  const spec = BY_EVENT.get(`${facts.event}.${facts.action}`);
+  return spec !== undefined && (spec.mayWant?.(facts.fields as Fields) ?? true);
+}
+
+/**
+ * The rule for this event, with the repository's settings: the todo it asks for, nothing, or
+ * why the payload could not be read for it.
+ */
+export function routeEvent(facts: GitHubFacts, config: RepositoryConfig): Route {
+  const repository = facts.repository;
+  if (!repository || !mayMatch(facts)) return { outcome: 'no_rule' };
+  const spec = BY_EVENT.get(`${facts.event}.${facts.action}`)!;
+  const settings = config.rules[spec.rule];
+  if (!settings.enabled) return { outcome: 'no_rule' };
+  const kind = `github.${facts.event}.${facts.action}`;
+  const parsed = spec.payload.safeParse(facts.fields);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    return {
+      outcome: 'unreadable',
+      note: `${kind}: payload field ${issue.path.join('.')} is not as GitHub documents it`,
+    };
   }
-  return { outcome: 'no_rule' };
+  const made = spec.make(parsed.data, settings, {
+    facts,
+    repository,
+    where: `in ${repository.fullName}`,
+  });
+  if (!made) return { outcome: 'no_rule' };
+  const draft: Draft = {
+    rule: spec.rule,
+    queue: settings.queue,
+    assignee: settings.assignee,
+    kind,
+    title: made.title,
+    body: made.body,
+    url: made.url,
+    origin: made.origin,
+    react: made.react,
+    target: { issue_number: made.issueNumber, comment_id: made.commentId },
+  };
+  return { outcome: 'matched', draft };
 }
 
 const noun = (issue: { pull_request?: unknown }) => (issue.pull_request ? 'PR' : 'issue');
 
-const includesLogin = (logins: string[], login: string) =>
-  logins.some((candidate) => candidate.toLowerCase() === login.toLowerCase());
+/** An issue's or a pull request's todo: its text and link, its author's association. */
+const about = (item: z.infer<typeof PullRequest>, react: Made['react']): Omit<Made, 'title'> => ({
+  body: item.body ?? null,
+  url: item.html_url,
+  origin: { association: item.author_association },
+  issueNumber: item.number,
+  commentId: null,
+  react,
+});
 
 const describe = (conclusion: string | null) =>
   conclusion === 'timed_out'
@@ -342,4 +419,19 @@ function ciBody(run: {
     `commit: ${run.sha}`,
     ...(run.pr ? [`pull request: #${run.pr}`] : []),
   ].join('\n');
+}
+
+function mergeFields(
+  into: { [key: string]: FieldSpec },
+  from: { [key: string]: FieldSpec },
+): { [key: string]: FieldSpec } {
+  const out = { ...into };
+  for (const [key, spec] of Object.entries(from)) {
+    const had = out[key];
+    out[key] =
+      had && typeof had === 'object' && !Array.isArray(had) && typeof spec === 'object'
+        ? mergeFields(had, spec as { [key: string]: FieldSpec })
+        : spec;
+  }
+  return out;
 }

@@ -1,27 +1,30 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
-import {
-  header,
-  type SourceFacts,
-  type SourceProvider,
-  type SourceRoute,
-} from '../../sources/source-provider.js';
-import type { GitLabRules } from '../../sources/source-rules.js';
 import { addressesSwitchboard } from '../addresses-switchboard.js';
 import { factFirstLine, factLine, factText, factValue } from '../fact-text.js';
+import { pathPart, postToSourceApi } from '../post-to-source-api.js';
+import { header, type Provider, type Route } from '../provider.js';
+import { sameLogin } from '../same-login.js';
+import type { SourceFacts } from '../source-facts.js';
+import { sourceProvider } from '../source-provider.js';
 import { verifyStandardWebhook } from '../standard-webhooks/verify-standard-webhook.js';
+import { gitlabRules, type GitLabRules } from './gitlab-rules.js';
 
 /**
  * GitLab. A hook's secret token comes back as `X-Gitlab-Token`, compared here in constant time;
  * a hook with a signing token (a `whsec_` secret) signs per Standard Webhooks instead, which also
  * dates each delivery. The delivery's id is `Idempotency-Key` (GitLab 17.4 on: the same on a
  * retry), else `X-Gitlab-Event-UUID`; the event is `X-Gitlab-Event` (`Note Hook`, `Merge Request
- * Hook`, `Pipeline Hook`, `Issue Hook`) and the payload's `object_kind`.
+ * Hook`, `Pipeline Hook`, `Issue Hook`) and the payload's `object_kind`. GitLab disables a hook
+ * that keeps failing, 4xx answers included: only a failed authentication is refused. Replies go
+ * back as notes (`POST /api/v4/projects/{id}/{issues|merge_requests}/{iid}/notes`).
  */
-export const gitlabProvider: SourceProvider = {
+export const gitlabProvider: Provider<GitLabRules> = sourceProvider({
   kind: 'gitlab',
+  name: 'GitLab',
   // Every GitLab sends its event; an id only from 15 on (the body's hash stands in before).
   requiredHeaders: [['X-Gitlab-Event']],
+  lenient: true,
   verify(raw, headers, secrets) {
     const signing = secrets.filter((secret) => secret.startsWith('whsec_'));
     const tokens = secrets.filter((secret) => !secret.startsWith('whsec_'));
@@ -52,8 +55,21 @@ export const gitlabProvider: SourceProvider = {
     header(headers, 'x-gitlab-event-uuid') ??
     null,
   readFacts: (headers, payload) => readGitLabFacts(header(headers, 'x-gitlab-event'), payload),
-  route: (facts, rules) => routeGitLab(facts as GitLabFacts, rules as GitLabRules),
-};
+  rules: gitlabRules,
+  route: (facts, rules) => routeGitLab(facts as GitLabFacts, rules),
+  send: async (request, clients, api) => {
+    const { target } = request;
+    const noun = target.noun === 'merge_requests' ? 'merge_requests' : 'issues';
+    await postToSourceApi(clients.outbound, {
+      kind: 'gitlab',
+      api,
+      path: `/api/v4/projects/${pathPart(target.project_id)}/${noun}/${pathPart(target.iid)}/notes`,
+      credential: { 'private-token': api.token },
+      json: { body: request.body },
+      signal: request.signal,
+    });
+  },
+});
 
 const Str = z.string();
 const User = z
@@ -190,9 +206,7 @@ function readGitLabFacts(event: string | undefined, payload: Record<string, unkn
   };
 }
 
-const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
-
-function routeGitLab(facts: GitLabFacts, { rules: r }: GitLabRules): SourceRoute {
+function routeGitLab(facts: GitLabFacts, { rules: r }: GitLabRules): Route {
   const { project, attributes: a } = facts;
   if (!project || !a) return { outcome: 'no_rule' };
   const where = `in ${project.path}`;
@@ -209,7 +223,7 @@ function routeGitLab(facts: GitLabFacts, { rules: r }: GitLabRules): SourceRoute
     noun,
     iid,
   });
-  const missing = (field: string): SourceRoute => ({
+  const missing = (field: string): Route => ({
     outcome: 'unreadable',
     note: `gitlab ${facts.object_kind}: payload field ${field} is not as GitLab documents it`,
   });
@@ -257,7 +271,7 @@ function routeGitLab(facts: GitLabFacts, { rules: r }: GitLabRules): SourceRoute
       if (r.reviewer_added.enabled && facts.reviewers_added.length > 0) {
         const wanted = r.reviewer_added.reviewers;
         const reviewer = facts.reviewers_added.find(
-          (login) => wanted.length === 0 || wanted.some((w) => same(w, login)),
+          (login) => wanted.length === 0 || wanted.some((w) => sameLogin(w, login)),
         );
         if (!reviewer) break;
         return {
@@ -295,7 +309,8 @@ function routeGitLab(facts: GitLabFacts, { rules: r }: GitLabRules): SourceRoute
     case 'issue': {
       if (!r.issue_labeled.enabled) break;
       if (a.iid === null || a.title === null) return missing('object_attributes.iid');
-      const label = facts.labels_added.find((name) => same(name, r.issue_labeled.label));
+      const wanted = r.issue_labeled.label.toLowerCase();
+      const label = facts.labels_added.find((name) => name.toLowerCase() === wanted);
       if (!label) break;
       return {
         outcome: 'matched',

@@ -1,24 +1,26 @@
 import { LinearWebhookClient } from '@linear/sdk/webhooks';
 import { z } from 'zod';
-import {
-  header,
-  type SourceFacts,
-  type SourceProvider,
-  type SourceRoute,
-} from '../../sources/source-provider.js';
-import type { LinearRules } from '../../sources/source-rules.js';
 import { addressesSwitchboard } from '../addresses-switchboard.js';
+import { FinalSendError } from '../final-send-error.js';
 import { factFirstLine, factLine, factText, factValue } from '../fact-text.js';
+import { postToSourceApi } from '../post-to-source-api.js';
+import { header, type Provider, type Route } from '../provider.js';
+import { sameLogin } from '../same-login.js';
+import type { SourceFacts } from '../source-facts.js';
+import { sourceProvider } from '../source-provider.js';
+import { linearRules, type LinearRules } from './linear-rules.js';
 
 /**
  * Linear, verified by its own SDK's webhook helper (`@linear/sdk/webhooks`, one small file that
  * needs only node:crypto): `Linear-Signature` is the hex HMAC-SHA256 of the body, compared in
  * constant time, and the body's own `webhookTimestamp` (signed with it) must be within 60 s of
  * now. `Linear-Delivery` is the delivery's id; the actor's `type` is `user` for a human (an
- * integration or OAuth app is a bot). A user is named by their email (else their id).
+ * integration or OAuth app is a bot). A user is named by their email (else their id). Replies
+ * go back through GraphQL's `commentCreate`.
  */
-export const linearProvider: SourceProvider = {
+export const linearProvider: Provider<LinearRules> = sourceProvider({
   kind: 'linear',
+  name: 'Linear',
   requiredHeaders: [['Linear-Event'], ['Linear-Delivery']],
   verify(raw, headers, secrets) {
     const signature = header(headers, 'linear-signature');
@@ -48,8 +50,33 @@ export const linearProvider: SourceProvider = {
   },
   deliveryId: (headers) => header(headers, 'linear-delivery') ?? null,
   readFacts: (headers, payload) => readLinearFacts(header(headers, 'linear-event'), payload),
-  route: (facts, rules) => routeLinear(facts as LinearFacts, rules as LinearRules),
-};
+  rules: linearRules,
+  route: (facts, rules) => routeLinear(facts as LinearFacts, rules),
+  send: async (request, clients, api) => {
+    const text = await postToSourceApi(clients.outbound, {
+      kind: 'linear',
+      api,
+      path: '/graphql',
+      credential: { authorization: api.token },
+      json: {
+        query:
+          'mutation CommentCreate($input: CommentCreateInput!) { commentCreate(input: $input) { success } }',
+        variables: { input: { issueId: request.target.issue_id, body: request.body } },
+      },
+      signal: request.signal,
+    });
+    // GraphQL answers 200 with its errors in the body.
+    const answer = JSON.parse(text) as {
+      data?: { commentCreate?: { success?: boolean } };
+      errors?: { message?: string }[];
+    };
+    if (!answer.data?.commentCreate?.success) {
+      throw new FinalSendError(
+        `linear refused the comment: ${answer.errors?.[0]?.message?.slice(0, 200) ?? 'no success'}`,
+      );
+    }
+  },
+});
 
 const Str = z.string();
 const Person = z
@@ -174,9 +201,7 @@ function readLinearFacts(event: string | undefined, payload: Record<string, unkn
   };
 }
 
-const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
-
-function routeLinear(facts: LinearFacts, { rules: r }: LinearRules): SourceRoute {
+function routeLinear(facts: LinearFacts, { rules: r }: LinearRules): Route {
   const data = facts.data;
   if (!data || facts.action === 'remove') return { outcome: 'no_rule' };
   const where = facts.subject ? `in ${facts.subject}` : 'in Linear';
@@ -200,7 +225,7 @@ function routeLinear(facts: LinearFacts, { rules: r }: LinearRules): SourceRoute
     if (r.issue_assigned.enabled && data.assigned && data.assignee) {
       const { name, email } = data.assignee;
       const wanted = r.issue_assigned.assignees.some(
-        (who) => (email && same(who, email)) || (name && same(who, name)),
+        (who) => (email && sameLogin(who, email)) || (name && sameLogin(who, name)),
       );
       if (wanted) {
         return {
@@ -216,7 +241,8 @@ function routeLinear(facts: LinearFacts, { rules: r }: LinearRules): SourceRoute
       }
     }
     if (r.issue_labeled.enabled) {
-      const label = data.labels_added.find((name) => same(name, r.issue_labeled.label));
+      const wanted = r.issue_labeled.label.toLowerCase();
+      const label = data.labels_added.find((name) => name.toLowerCase() === wanted);
       if (label) {
         return {
           outcome: 'matched',

@@ -1,21 +1,26 @@
-import { header, type SourceFacts, type SourceProvider } from '../../sources/source-provider.js';
-import type { StandardWebhooksRules } from '../../sources/source-rules.js';
+import { allowlistTrust } from '../allowlist-trust.js';
 import { factLine, factText, factValue } from '../fact-text.js';
+import { header, type Facts, type Provider } from '../provider.js';
+import type { SourceFacts } from '../source-facts.js';
+import { sourceProvider } from '../source-provider.js';
+import { standardWebhooksRules, type StandardWebhooksRules } from './standard-webhooks-rules.js';
 import { verifyStandardWebhook } from './verify-standard-webhook.js';
 
 /**
  * Any Standard Webhooks sender. Its payloads have no common shape beyond the spec's advice
  * (`type`, `timestamp`, `data`), so the source's rules say where the title, body, link and actor
  * are (JSON pointers); without a title pointer the title is the event type, and without an actor
- * pointer the delivery is attributed to the source's owner, the human who added it.
+ * pointer the delivery is attributed to the source's owner, the human who added it. A sender has
+ * no API to answer on: nothing is written back.
  */
-export const standardWebhooksProvider: SourceProvider = {
+export const standardWebhooksProvider: Provider<StandardWebhooksRules> = sourceProvider({
   kind: 'standard-webhooks',
+  name: 'a Standard Webhooks sender',
   // webhook-id, webhook-timestamp and webhook-signature are all signed: verify needs each (401).
   requiredHeaders: [],
   verify: verifyStandardWebhook,
   deliveryId: (headers) => header(headers, 'webhook-id') ?? null,
-  readFacts(_headers, payload) {
+  readFacts(_headers, payload): SourceFacts {
     // The spec's advice, not its rule: a payload without a usable `type` is just an event.
     const type =
       typeof payload.type === 'string' && factLine(payload.type) !== ''
@@ -31,11 +36,12 @@ export const standardWebhooksProvider: SourceProvider = {
       strings: pickStrings(payload),
     };
   },
+  rules: standardWebhooksRules,
   route(facts, rules) {
-    const rule = (rules as StandardWebhooksRules).rules.event;
+    const rule = rules.rules.event;
     if (!rule.enabled) return { outcome: 'no_rule' };
     if (rule.types.length > 0 && !rule.types.includes(facts.event)) return { outcome: 'no_rule' };
-    const strings = (facts as SourceFacts & { strings: Record<string, string> }).strings;
+    const strings = (facts as Facts & { strings: Record<string, string> }).strings;
     const at = (pointer: string | null) => (pointer === null ? undefined : strings[pointer]);
     const title = at(rule.title);
     const actor = at(rule.actor);
@@ -67,7 +73,10 @@ export const standardWebhooksProvider: SourceProvider = {
       },
     };
   },
-};
+  // Who the rules' actor pointer names (then on trust.logins), else the owner: their own events.
+  trust: (_facts, draft, rules, owner) =>
+    allowlistTrust(draft.actor ?? null, null, rules.trust, owner),
+});
 
 const MAX_STRINGS = 100;
 const STRING_MAX = 4096;

@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { Webhook, WebhookVerificationError } from 'standardwebhooks';
-import { header, type Verification } from '../../sources/source-provider.js';
+import { header, type Verification } from '../provider.js';
 
 /**
  * The Standard Webhooks scheme (Svix, Resend, Clerk, OpenAI, GitLab's signing token), with its

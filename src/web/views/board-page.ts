@@ -1,8 +1,9 @@
-import { listTodos, TODO_STATES, type Todo } from '../../ledger/index.js';
+import { listQueues, listTodos, TODO_STATES, type Queue, type Todo } from '../../ledger/index.js';
 import { html } from '../html.js';
 import { mayDecide } from './approval-card.js';
 import { liveAttrs } from './live-attrs.js';
 import type { LiveItem, PageLoader } from './page-view.js';
+import { queueLimitsTable } from './queue-limits-table.js';
 import { TODO_TABLE_HEAD, todoRow } from './todo-row.js';
 
 const SHOWN = 200;
@@ -16,39 +17,56 @@ export const boardPage: PageLoader = async ({ sql, web }, _params, query) => {
   const state = (STATES as readonly string[]).includes(stateParam)
     ? (stateParam as (typeof STATES)[number])
     : 'open';
-  const todos = (await listTodos(sql, web.actor, { queue, state, limit: SHOWN })).filter(
-    (todo) => todo.kind !== 'approval' || mayDecide(todo, web.actor),
-  );
+  const [listed, limited] = await Promise.all([
+    listTodos(sql, web.actor, { queue, state, limit: SHOWN }),
+    listQueues(sql, web.actor, { limitedOnly: true }),
+  ]);
+  const todos = listed.filter((todo) => todo.kind !== 'approval' || mayDecide(todo, web.actor));
   const items: LiveItem[] = [
+    {
+      key: 'limits',
+      listed: false,
+      html: queueLimitsTable(limited.filter((shown) => !queue || shown.name === queue)),
+    },
     { key: 'counts', listed: false, html: counts(todos) },
     ...todos.map((todo) => ({ key: `todo-${todo.id}`, listed: true, html: todoRow(todo) })),
   ];
   // Each label with its control, so that they wrap together on a narrow screen.
   const intro = html`<form class="filters" method="get" action="/todos">
-    <div class="filter">
-      <label for="filter-queue">Queue</label>
-      <input id="filter-queue" name="queue" value="${queue ?? ''}" placeholder="every queue" />
-    </div>
-    <div class="filter">
-      <label for="filter-state">State</label>
-      <select id="filter-state" name="state">
-        ${STATES.map(
-          (option) =>
-            html`<option value="${option}" ${option === state ? 'selected' : ''}>
-              ${option}
-            </option>`,
-        )}
-      </select>
-    </div>
-    <button type="submit">Filter</button>
-  </form>`;
+      <div class="filter">
+        <label for="filter-queue">Queue</label>
+        <input id="filter-queue" name="queue" value="${queue ?? ''}" placeholder="every queue" />
+      </div>
+      <div class="filter">
+        <label for="filter-state">State</label>
+        <select id="filter-state" name="state">
+          ${STATES.map(
+            (option) =>
+              html`<option value="${option}" ${option === state ? 'selected' : ''}>
+                ${option}
+              </option>`,
+          )}
+        </select>
+      </div>
+      <button type="submit">Filter</button>
+    </form>
+    ${
+      web.actor.kind === 'human' && web.actor.principal.is_admin
+        ? limitsForm(
+            queue,
+            limited.find((shown) => shown.name === queue),
+            web.csrf,
+          )
+        : ''
+    }`;
   return {
     title: 'Board',
     nav: 'board',
     intro,
     items,
     region: (items) =>
-      html`${items.find((item) => item.key === 'counts')?.html}
+      html`${items.find((item) => item.key === 'limits')?.html}
+        ${items.find((item) => item.key === 'counts')?.html}
         <table class="todos">
           <caption class="sr-only">
             Todos, newest first
@@ -60,6 +78,54 @@ export const boardPage: PageLoader = async ({ sql, web }, _params, query) => {
         </table>`,
   };
 };
+
+/**
+ * Admins set a queue's limits here: both as the form shows them, a blank one cleared (filtered
+ * to a queue, the form shows its limits as they are). Rendered once with the page (outside the
+ * live region), so that a refresh never wipes what is typed.
+ */
+function limitsForm(queue: string | undefined, current: Queue | undefined, csrf: string) {
+  return html`<details class="limits-form">
+    <summary>Set a queue’s limits</summary>
+    <form class="filters" method="post" action="/queues/limits">
+      <input type="hidden" name="_csrf" value="${csrf}" />
+      <div class="filter">
+        <label for="limits-queue">Queue</label>
+        <input id="limits-queue" name="queue" value="${queue ?? ''}" required maxlength="64" />
+      </div>
+      <div class="filter">
+        <label for="limits-in-flight">At most in flight</label>
+        <input
+          id="limits-in-flight"
+          name="max_in_flight"
+          value="${current?.max_in_flight ?? ''}"
+          inputmode="numeric"
+          pattern="[1-9][0-9]*"
+          placeholder="no limit"
+        />
+      </div>
+      <div class="filter">
+        <label for="limits-claims">At most claims</label>
+        <input
+          id="limits-claims"
+          name="max_claims"
+          value="${current?.max_claims ?? ''}"
+          inputmode="numeric"
+          pattern="[1-9][0-9]*"
+          placeholder="no limit"
+        />
+      </div>
+      <div class="filter">
+        <label for="limits-window">per</label>
+        <select id="limits-window" name="claims_window">
+          <option value="hour">hour</option>
+          <option value="day" ${current?.claims_window === 'day' ? 'selected' : ''}>day</option>
+        </select>
+      </div>
+      <button type="submit">Set limits</button>
+    </form>
+  </details>`;
+}
 
 /** How many of the shown todos each queue has in each state. */
 function counts(todos: Todo[]) {

@@ -1,37 +1,27 @@
+import { listDeliveries } from '../../intake/read-deliveries.js';
 import { assertHuman } from '../../ledger/index.js';
 import { html } from '../html.js';
 import { liveAttrs } from './live-attrs.js';
 import type { PageLoader } from './page-view.js';
 import { timeTag } from './time-tag.js';
 
-interface DeliveryRow {
-  id: number;
-  delivery_id: string;
-  event: string;
-  action: string | null;
-  repository: string | null;
-  sender: string | null;
-  disposition: string;
-  todo_id: number | null;
-  note: string | null;
-  received_at: Date;
-}
-
-/** `/deliveries`: recent provider deliveries and what became of each — "why did this make no todo?". */
+/**
+ * `/deliveries`: recent deliveries of every provider (GitHub's and every source's) and what
+ * became of each — "why did this make no todo?". The same read and the same rule as
+ * GET /api/v1/deliveries.
+ */
 export const deliveriesPage: PageLoader = async ({ sql, web }) => {
-  // The same rule and the same columns as GET /api/v1/deliveries (deliveries-routes.ts).
-  assertHuman(web.actor, 'read GitHub deliveries');
-  const deliveries = await sql<DeliveryRow[]>`
-    select id, delivery_id, event, action, repository, sender, disposition, todo_id, note, received_at
-    from github_deliveries order by id desc limit 100`;
+  assertHuman(web.actor, 'read deliveries');
+  const deliveries = await listDeliveries(sql, { limit: 100 });
   const items = deliveries.map((d) => ({
     key: `delivery-${d.id}`,
     listed: true,
     html: html`<tr ${liveAttrs(`delivery-${d.id}`)} data-item tabindex="-1">
       <td>${timeTag(d.received_at)}</td>
+      <td>${d.source}</td>
       <td>${d.event}${d.action ? `.${d.action}` : ''}</td>
-      <td>${d.repository ?? '—'}</td>
-      <td>${d.sender ?? '—'}</td>
+      <td>${d.subject ?? '—'}</td>
+      <td>${d.actor ?? '—'}</td>
       <td><span class="disposition disposition-${d.disposition}">${d.disposition}</span></td>
       <td>${d.todo_id ? html`<a href="/todos/${d.todo_id}">#${d.todo_id}</a>` : '—'}</td>
       <td class="note">${d.note ?? ''}</td>
@@ -46,14 +36,15 @@ export const deliveriesPage: PageLoader = async ({ sql, web }) => {
         ? html`<p class="summary">No delivery has arrived yet.</p>`
         : html`<table class="deliveries">
             <caption class="sr-only">
-              Recent deliveries, newest first
+              Recent deliveries of every provider, newest first
             </caption>
             <thead>
               <tr>
                 <th scope="col">Received</th>
+                <th scope="col">Source</th>
                 <th scope="col">Event</th>
-                <th scope="col">Repository</th>
-                <th scope="col">Sender</th>
+                <th scope="col">Subject</th>
+                <th scope="col">Actor</th>
                 <th scope="col">Disposition</th>
                 <th scope="col">Todo</th>
                 <th scope="col">Note</th>

@@ -1,3 +1,4 @@
+import { quarantineReasons } from '../../intake/read-deliveries.js';
 import { listTodos, type Todo } from '../../ledger/index.js';
 import { html } from '../html.js';
 import { liveAttrs } from './live-attrs.js';
@@ -8,13 +9,10 @@ import { timeTag } from './time-tag.js';
 /** `/quarantine`: what waits for a human to vouch for it, and why (its delivery's note). */
 export const quarantinePage: PageLoader = async ({ sql, web }) => {
   const todos = await listTodos(sql, web.actor, { state: 'quarantined', limit: 200 });
-  // The delivery that made each todo says why it was not trusted.
-  const notes = new Map(
-    (
-      await sql<{ todo_id: number; note: string | null; sender: string | null }[]>`
-        select todo_id, note, sender from github_deliveries
-        where todo_id = any(${todos.map((todo) => todo.id)}::bigint[])`
-    ).map((row) => [row.todo_id, row]),
+  // The delivery that made each todo says why it was not trusted, whichever provider sent it.
+  const reasons = await quarantineReasons(
+    sql,
+    todos.map((todo) => todo.id),
   );
   const items = [
     {
@@ -31,7 +29,7 @@ export const quarantinePage: PageLoader = async ({ sql, web }) => {
     ...todos.map((todo) => ({
       key: `todo-${todo.id}`,
       listed: true,
-      html: quarantinedCard(todo, notes.get(todo.id)?.note ?? null, web.csrf),
+      html: quarantinedCard(todo, reasons.get(todo.id) ?? null, web.csrf),
     })),
   ];
   return {

@@ -1,4 +1,10 @@
-import { getTodoWithHistory, notFound, type Todo, type TodoEvent } from '../../ledger/index.js';
+import {
+  getTodoWithHistory,
+  notFound,
+  type HeldBack,
+  type Todo,
+  type TodoEvent,
+} from '../../ledger/index.js';
 import { html, safeHref, type Html } from '../html.js';
 import { mayDecide } from './approval-card.js';
 import { liveAttrs } from './live-attrs.js';
@@ -9,12 +15,12 @@ import { timeTag } from './time-tag.js';
 /** `/todos/:id`: every field, the whole history, and what a human may do with it. */
 export const todoPage: PageLoader = async ({ sql, web }, params) => {
   const id = Number(params.id);
-  const { todo, history } = await getTodoWithHistory(sql, web.actor, id);
+  const { todo, history, held_back } = await getTodoWithHistory(sql, web.actor, id);
   if (todo.kind === 'approval' && !mayDecide(todo, web.actor))
     throw notFound(`todo #${id} not found`);
   const next = `/todos/${id}`;
   const items = [
-    { key: 'fields', listed: false, html: fields(todo) },
+    { key: 'fields', listed: false, html: fields(todo, held_back) },
     { key: 'actions', listed: false, html: actions(todo, web.csrf, next) },
     { key: 'history', listed: false, html: historyTable(history) },
   ];
@@ -41,13 +47,23 @@ function field(name: string, value: Html | string | number | null | undefined): 
   </div>`;
 }
 
-function fields(todo: Todo): Html {
+function fields(todo: Todo, heldBack: HeldBack | null): Html {
   const url = safeHref(todo.url);
   return html`<section ${liveAttrs('fields')} class="todo" aria-labelledby="todo-title">
     <h2 id="todo-title" class="title">${todo.title}</h2>
     <dl class="fields">
-      ${field('state', stateBadge(todo))} ${field('queue', todo.queue)} ${field('kind', todo.kind)}
-      ${field('source', todo.source)}
+      ${field('state', stateBadge(todo))}
+      ${
+        heldBack
+          ? field(
+              'held back',
+              html`its queue is at its limit of
+              ${heldBack.reason === 'max_in_flight' ? 'todos in flight' : 'claims'}; it may next be
+              claimed at ${timeTag(heldBack.next_at)}`,
+            )
+          : ''
+      }
+      ${field('queue', todo.queue)} ${field('kind', todo.kind)} ${field('source', todo.source)}
       ${field('url', url ? html`<a href="${url}" rel="noreferrer">${url}</a>` : todo.url)}
       ${field('attributed to', todo.attributed_to)} ${field('assignee', todo.assignee)}
       ${field('claimed by', todo.claimed_by)}

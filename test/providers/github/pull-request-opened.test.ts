@@ -28,7 +28,7 @@ afterAll(async () => {
 async function outcome(on: TestServer, id: string) {
   const [row] = await on.sql`
     select d.disposition, d.note, t.queue, t.kind, t.title, t.url, t.state, t.attributed_to
-    from github_deliveries d left join todos t on t.id = d.todo_id
+    from deliveries d left join todos t on t.id = d.todo_id
     where d.delivery_id = ${id} and d.disposition <> 'duplicate'`;
   return row;
 }

@@ -15,7 +15,7 @@ afterAll(() => server.stop());
 
 const rowsOf = (ids: string[]) =>
   server.sql<{ delivery_id: string; disposition: string; todo_id: number | null; note: string }[]>`
-    select delivery_id, disposition, todo_id, note from github_deliveries
+    select delivery_id, disposition, todo_id, note from deliveries
     where delivery_id = any(${ids}) order by id`;
 
 const todoCount = async () =>
@@ -56,7 +56,7 @@ test('a replay under another event name is caught too: the event header is not s
   expect(response.status).toBe(200);
   expect(await todoCount()).toBe(before);
   const [row] = await server.sql`
-    select disposition from github_deliveries where delivery_id <> ${first.id} order by id desc limit 1`;
+    select disposition from deliveries where delivery_id <> ${first.id} order by id desc limit 1`;
   expect(row).toEqual({ disposition: 'duplicate' });
 });
 
@@ -90,7 +90,7 @@ test('a body older than the window is not a replay', async () => {
   const body = JSON.stringify(payload);
   const first = await deliver(server.url, 'issue_comment.created.command', { body });
   await server.sql`
-    update github_deliveries set received_at = now() - interval '25 hours' where delivery_id = ${first.id}`;
+    update deliveries set received_at = now() - interval '25 hours' where delivery_id = ${first.id}`;
   // The todo of the first was finished meanwhile: its idempotency key is free again.
   await server.sql`update todos set state = 'canceled', available_at = null
     where idempotency_key like ${`github:${first.id}:%`}`;
@@ -101,7 +101,7 @@ test('a body older than the window is not a replay', async () => {
 test('the delivery records what the rules read, and the body’s hash, never the payload', async () => {
   const sent = await deliver(server.url, 'pull_request.review_requested');
   const [row] = await server.sql<{ facts: any; hash: string }[]>`
-    select facts, encode(body_sha256, 'hex') as hash from github_deliveries where delivery_id = ${sent.id}`;
+    select facts, encode(body_sha256, 'hex') as hash from deliveries where delivery_id = ${sent.id}`;
   expect(row!.hash).toMatch(/^[0-9a-f]{64}$/);
   expect(row!.facts).toMatchObject({
     event: 'pull_request',

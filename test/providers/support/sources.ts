@@ -105,14 +105,14 @@ export async function outcomeOf(server: TestServer, source: string, deliveryId: 
   const [row] = await server.sql`
     select d.disposition, d.note, d.event, d.action, d.subject, d.actor, t.id as todo_id, t.queue,
            t.kind, t.title, t.body, t.url, t.state, t.source, t.attributed_to, t.meta
-    from source_deliveries d left join todos t on t.id = d.todo_id
+    from deliveries d left join todos t on t.id = d.todo_id
     where d.source = ${source} and d.delivery_id = ${deliveryId} and d.disposition <> 'duplicate'`;
   return row;
 }
 
 export async function countSourceRows(server: TestServer) {
   const [row] = await server.sql<[{ deliveries: number; todos: number }]>`
-    select (select count(*)::int from source_deliveries) as deliveries,
+    select (select count(*)::int from deliveries where source <> 'github') as deliveries,
            (select count(*)::int from todos) as todos`;
   return row;
 }

@@ -1,0 +1,170 @@
+import type postgres from 'postgres';
+import { createTodo, displayId, LedgerError, systemActor, type Todo } from '../ledger/index.js';
+import { enqueueWriteBack } from '../outbox/enqueue-write-back.js';
+import type { Decision, Disposition } from '../providers/decide-delivery.js';
+import type { Facts, Provider } from '../providers/provider.js';
+import { TimeoutError } from '../providers/with-timeout.js';
+import { findReplay } from './find-replay.js';
+
+export interface RecordedDelivery {
+  /** The row's id: `deliveries show ID`. */
+  id: number;
+  disposition: Disposition;
+  todoId: number | null;
+  note: string | null;
+  /** Whether write-backs were queued (a new todo's, not one found by its key). */
+  queuedWriteBacks: boolean;
+}
+
+export interface RecordOptions {
+  /** Nothing is written once this has passed. */
+  deadline: number;
+  /** The same signed body under another delivery id within this is a replay (0: off). */
+  replayWindowMs: number;
+  /** Announces a new todo's wake once the delivery has committed (src/delivery/wake-notifier.ts). */
+  announce?: ((todos: Todo[]) => void) | undefined;
+}
+
+const NOTE_MAX = 1000;
+
+/**
+ * One transaction, whichever provider sent it: the delivery row (which claims the source's
+ * delivery id), then its todo and the write-backs that go with it, or the verdict it carries. A
+ * redelivery under the same id finds the id taken — at once, or after waiting for the first to
+ * commit — and is recorded as a `duplicate` receipt that makes nothing; so is a replay, the same
+ * signed body under another id (findReplay). Nothing is written once `deadline` has passed: a
+ * caller that stopped waiting must not have its delivery commit behind its back. A new todo's
+ * wake goes out after the commit, not inside it (migrations/0012).
+ */
+export async function recordDelivery(
+  sql: postgres.Sql,
+  delivery: {
+    provider: Provider;
+    /** `github`, or the source's name. */
+    source: string;
+    deliveryId: string;
+    facts: Facts;
+    bodySha256: Buffer;
+  },
+  decision: Decision,
+  { deadline, replayWindowMs, announce }: RecordOptions,
+): Promise<RecordedDelivery> {
+  const { provider, source, facts } = delivery;
+  const notes = [...decision.notes];
+  const note = () => (notes.length ? notes.join('; ').slice(0, NOTE_MAX) : null);
+  const columns = provider.columns(facts);
+  const row = {
+    source,
+    kind: provider.kind,
+    delivery_id: delivery.deliveryId,
+    event: facts.event,
+    action: facts.action,
+    subject: columns.subject?.slice(0, 300) ?? null,
+    actor: columns.actor?.slice(0, 200) ?? null,
+    installation_id: columns.installationId,
+    facts: sql.json(facts as never),
+    body_sha256: delivery.bodySha256,
+  };
+  const assertInTime = () => {
+    if (Date.now() >= deadline) throw new TimeoutError('the delivery deadline passed');
+  };
+  const system = systemActor(provider.kind, source);
+  const wakeOptions = { announceWake: announce !== undefined };
+
+  let made: Todo | undefined;
+  const recorded = await sql.begin(async (tx): Promise<RecordedDelivery> => {
+    assertInTime();
+    // The database gives up on its own too, rather than hold a lock for a caller long gone.
+    // Both statements go out together (postgres.js pipelines a transaction's queries): every
+    // round trip counts while the provider waits.
+    const [, replayOf] = await Promise.all([
+      tx`select set_config('statement_timeout', ${String(Math.max(1, deadline - Date.now()))}, true)`,
+      findReplay(tx, {
+        source,
+        deliveryId: delivery.deliveryId,
+        bodySha256: delivery.bodySha256,
+        windowMs: replayWindowMs,
+      }),
+    ]);
+    const duplicate = async (why: string | null): Promise<RecordedDelivery> => {
+      const [{ id }] = await tx<[{ id: number }]>`
+        insert into deliveries ${tx({ ...row, disposition: 'duplicate', note: why })} returning id`;
+      assertInTime();
+      return { id, disposition: 'duplicate', todoId: null, note: why, queuedWriteBacks: false };
+    };
+    if (replayOf) {
+      return duplicate(
+        `a replay of delivery ${replayOf} (the same signed body under another delivery id)`,
+      );
+    }
+    const [claimed] = await tx<{ id: number }[]>`
+      insert into deliveries ${tx({ ...row, disposition: decision.disposition, note: note() })}
+      on conflict (source, delivery_id) where disposition not in ('duplicate', 'unreadable')
+      do nothing
+      returning id`;
+    if (!claimed) return duplicate(null);
+    const { id } = claimed;
+
+    if (decision.verdict && provider.verdicts) {
+      const outcome = await provider.verdicts.decide(tx, facts, decision.verdict);
+      notes.push(outcome.note);
+      const disposition = outcome.decided ? 'verdict' : 'verdict_refused';
+      await tx`update deliveries set disposition = ${disposition}, note = ${note()} where id = ${id}`;
+      assertInTime();
+      return { id, disposition, todoId: null, note: note(), queuedWriteBacks: false };
+    }
+    if (!decision.todo) {
+      assertInTime();
+      return {
+        id,
+        disposition: decision.disposition,
+        todoId: null,
+        note: note(),
+        queuedWriteBacks: false,
+      };
+    }
+
+    const { input, writeBacks, keyedBy } = decision.todo;
+    let created: Awaited<ReturnType<typeof createTodo>>;
+    try {
+      created = await createTodo(tx, system, input, wakeOptions);
+    } catch (error) {
+      // An assignee that does not exist (or cannot work the queue) is dropped, never fatal: the
+      // check runs before anything is written, so the transaction is still good.
+      if (!(error instanceof LedgerError && error.code === 'invalid' && input.assignee))
+        throw error;
+      created = await createTodo(tx, system, { ...input, assignee: null }, wakeOptions);
+      notes.push(`assignee ${input.assignee} dropped: ${error.message}`);
+    }
+    const { todo } = created;
+    if (created.created) {
+      made = todo;
+      for (const writeBack of writeBacks) {
+        await enqueueWriteBack(tx, {
+          todoId: todo.id,
+          source,
+          kind: provider.kind,
+          write_back: writeBack.write_back,
+          target: writeBack.target,
+          body: writeBack.body,
+        });
+      }
+    } else {
+      notes.push(
+        `todo ${displayId(todo.id)} already existed for ${keyedBy === 'delivery' ? 'this delivery' : 'what this delivery is about'} (same idempotency key)`,
+      );
+    }
+    await tx`update deliveries set todo_id = ${todo.id}, note = ${note()} where id = ${id}`;
+    assertInTime();
+    return {
+      id,
+      disposition: decision.disposition,
+      todoId: todo.id,
+      note: note(),
+      queuedWriteBacks: created.created && writeBacks.length > 0,
+    };
+  });
+  // Committed: the new todo's wake may go out now.
+  if (made) announce?.([made]);
+  return recorded;
+}
