@@ -556,12 +556,12 @@ withPgBouncer(
       }[]
     >`
       select d.id as delivery_id,
-             (select count(*)::int from github_deliveries g
-              where g.delivery_id = d.id and g.disposition <> 'duplicate') as recorded,
-             (select g.disposition from github_deliveries g
-              where g.delivery_id = d.id and g.disposition <> 'duplicate') as disposition,
-             (select g.todo_id::int from github_deliveries g
-              where g.delivery_id = d.id and g.disposition <> 'duplicate') as todo_id,
+             (select count(*)::int from deliveries g
+              where g.source = 'github' and g.delivery_id = d.id and g.disposition <> 'duplicate') as recorded,
+             (select g.disposition from deliveries g
+              where g.source = 'github' and g.delivery_id = d.id and g.disposition <> 'duplicate') as disposition,
+             (select g.todo_id::int from deliveries g
+              where g.source = 'github' and g.delivery_id = d.id and g.disposition <> 'duplicate') as todo_id,
              (select count(*)::int from todos t where t.idempotency_key like 'github:' || d.id || ':%') as todos,
              (select t.id::int from todos t where t.idempotency_key = 'github:' || d.id || ':comment') as todo_by_key
       from unnest(${ids}::text[]) as d(id)`;
