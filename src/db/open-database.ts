@@ -205,7 +205,12 @@ export interface ConnectOptions {
   log: Logger;
   /**
    * Through a transaction pooler: no prepared statements (a statement prepared on one server
-   * connection is not there on the next) and no search_path at start-up (see assertSearchPath).
+   * connection is not there on the next), no search_path at start-up (see assertSearchPath), and
+   * no query sent behind another on one connection: postgres.js sends a query with parameters as
+   * Parse/Describe/Flush and its Bind/Execute/Sync only after the answer, so behind another
+   * query's Sync that first half went to a server connection PgBouncer (1.18) handed to another
+   * client at that Sync's ReadyForQuery — the two clients' answers crossed, or one waited for
+   * ever (pgbouncer/pgbouncer#759).
    */
   pooled?: boolean;
   /** Seconds an unused connection stays open (postgres.js's `idle_timeout`; default: for ever). */
@@ -235,7 +240,7 @@ export function connect(
     connection: pooled
       ? { application_name: applicationName }
       : { search_path: schema, application_name: applicationName },
-    ...(pooled && { prepare: false }),
+    ...(pooled && { prepare: false, max_pipeline: 0 }),
     ...(idleTimeout !== undefined && { idle_timeout: idleTimeout }),
     // Ids are bigint; as JSON they are numbers (exact up to 2^53, far past any todo count).
     types: {
