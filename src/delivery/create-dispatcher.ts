@@ -1,6 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import type postgres from 'postgres';
-import { cancelSessionApprovals, systemActor, type Principal, type Wake } from '../ledger/index.js';
+import {
+  allowsNotice,
+  cancelSessionApprovals,
+  slackTells,
+  systemActor,
+  type Principal,
+  type Wake,
+} from '../ledger/index.js';
 import type { Logger } from '../logger.js';
 import type { Outbound } from '../outbound/create-outbound.js';
 import { digestContent, oneLine, wakeContent, type Doorbell } from '../contract/doorbell.js';
@@ -278,10 +285,12 @@ export async function createDispatcher({
         tx`insert into todo_events (todo_id, actor_kind, actor, via, action, data)
            values (${wake.todo_id}, 'system', ${DISPATCHER.name}, ${DISPATCHER.via}, ${action},
                    ${tx.json({ ...data, wake: wake.wake_id })})`;
-      const [webhook] = await tx<{ url: string; secret: string }[]>`
-        select w.url, w.secret from consumer_webhooks w
+      // A human may have turned their webhook, Web Push or Slack off (notification preferences).
+      const [registered] = await tx<{ url: string; secret: string; allowed: boolean }[]>`
+        select w.url, w.secret, ${allowsNotice(tx, 'webhook')} as allowed from consumer_webhooks w
         join principals p on p.name = w.principal and p.revoked_at is null
         where w.principal = ${principal}`;
+      const webhook = registered?.allowed ? registered : undefined;
       if (webhook) {
         const sent = await sendWebhook(
           outbound,
@@ -297,20 +306,25 @@ export async function createDispatcher({
         });
         if (sent.ok) return;
       }
-      const why = `${principal} has no session attached and ${webhook ? 'its webhook failed' : 'no webhook'}`;
+      const why = `${principal} has no session attached and ${webhook ? 'its webhook failed' : registered ? 'its webhook turned off' : 'no webhook'}`;
       // A human's browsers that said yes to Web Push are told of an approval by the console's
-      // push sender (src/web/push-sender.ts), which records each push: somebody is told then.
-      const [{ browsers }] = await tx<[{ browsers: number }]>`
-        select count(*)::int as browsers from web_push_subscriptions s
+      // push sender (src/web/push-sender.ts), and a linked Slack user by the bot
+      // (src/slack/slack-notifier.ts), each recording what it sent: somebody is told then.
+      const [{ browsers, slack }] = await tx<[{ browsers: number; slack: boolean }]>`
+        select count(*)::int as browsers,
+               ${doorbell.type === 'approval'} and ${slackTells(tx, principal)} as slack
+        from web_push_subscriptions s
         join principals p on p.id = s.principal_id and p.revoked_at is null
         join web_sessions ws on ws.id = s.session_id and ws.expires_at > now()
-        where p.name = ${principal} and ${doorbell.type === 'approval'}`;
+        where p.name = ${principal} and ${doorbell.type === 'approval'} and ${allowsNotice(tx, 'web_push')}`;
+      const told = [
+        browsers > 0 &&
+          `Web Push tells ${browsers === 1 ? 'its browser' : `its ${browsers} browsers`}`,
+        slack && 'Slack tells them',
+      ].filter(Boolean);
       await event('wake_stored', {
         principal,
-        reason:
-          browsers > 0
-            ? `${why}; Web Push tells ${browsers === 1 ? 'its browser' : `its ${browsers} browsers`}`
-            : `nobody was told: ${why}`,
+        reason: told.length > 0 ? `${why}; ${told.join('; ')}` : `nobody was told: ${why}`,
       });
     });
 

@@ -12,6 +12,7 @@ export * from './get-todo.js';
 export * from './heartbeat-todo.js';
 export * from './ledger-error.js';
 export * from './list-todos.js';
+export * from './notification-preferences.js';
 export * from '../contract/neutralise-text.js';
 export * from './oauth-clients.js';
 export * from './oauth-grants.js';

@@ -59,6 +59,7 @@ import {
   type Outbound,
   type OutboundOptions,
 } from '../outbound/create-outbound.js';
+import { createSlack, type Slack, type SlackTuning } from '../slack/create-slack.js';
 import { assertPortFree } from './assert-port-free.js';
 import { bootstrapAdmin } from './bootstrap-admin.js';
 import { httpServerOptions, type HttpTimeouts } from './http-timeouts.js';
@@ -100,6 +101,8 @@ export interface StartServerOptions {
   oauthRateLimit?: false;
   /** Aborted (Ctrl-C during start-up): the embedded PostgreSQL's start gives up at its next step. */
   signal?: AbortSignal;
+  /** Tests: Slack's sweep for ended approvals' messages, faster. */
+  slackTuning?: SlackTuning;
 }
 
 export interface RunningServer {
@@ -146,6 +149,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   let outbound: Outbound | undefined;
   let limits: Limits | undefined;
   let oauth: OAuth | undefined;
+  let slack: Slack | undefined;
   /** Responses not yet ended (event streams included, until they are closed). */
   const inFlight = new Set<ServerResponse>();
   const close = async () => {
@@ -162,6 +166,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       await closed;
     }
     feed?.close();
+    await slack?.stop();
     await Promise.all([outbox?.stop(), reconciler?.stop(), pruner?.stop(), web?.push.stop()]);
     await wakes?.close();
     await dispatcher?.close();
@@ -202,7 +207,16 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     const box = secretKey ? createSecretBox(secretKey) : null;
     const { writeBack: githubWriteBack, reconcile, ...githubIntake } = options.githubTuning ?? {};
     const { writeBack: sourcesWriteBack, ...sourcesIntake } = options.sourcesTuning ?? {};
-    // One outbox, whichever provider a write-back is for.
+    slack = createSlack({
+      sql: db.sql,
+      box,
+      log,
+      address: publicAddress,
+      apiUrl: config.slackApiUrl,
+      kick: () => outbox?.kick(),
+      tuning: options.slackTuning,
+    });
+    // One outbox, whichever provider a write-back is for, Slack's messages too.
     if (githubApp || box) {
       outbox = createOutboxSender({
         sql: db.sql,
@@ -214,6 +228,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
           ...sourcesWriteBack,
           ...githubWriteBack,
         },
+        slack: slack.sendMessage ?? undefined,
       });
     }
     const intakeTuning = {
@@ -263,6 +278,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       outbound,
       timing: { ...DEFAULT_TIMING, ...options.deliveryTiming },
     });
+    slack.start(hub);
     // One poll of the ledger's history sequence per process, for the console's pages and the
     // API's streams that follow changes (inbox --watch) alike.
     feed = createChangeFeed(db.sql, { log });
@@ -326,10 +342,12 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       limits,
       webhooks: intake.github,
       sourceWebhooks: intake.sources,
+      slack,
       hooks,
       apiRoutes: [
         deliveries,
         sourceRoutes(db.sql, box, outbound.policy, publicAddress),
+        slack.apiRoutes,
         streams.routes,
         web.apiRoutes,
       ],

@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type postgres from 'postgres';
 import webpush, { WebPushError } from 'web-push';
 import type { WakeHub } from '../delivery/wake-hub.js';
-import { systemActor, type Wake } from '../ledger/index.js';
+import { allowsNotice, systemActor, type Wake } from '../ledger/index.js';
 import type { Logger } from '../logger.js';
 import { failureOf, isOutboundRefused, type Outbound } from '../outbound/create-outbound.js';
 import type { PushKeys } from './push-keys.js';
@@ -96,6 +96,7 @@ export function createPushSender({
            s.id as subscription_id, s.endpoint, s.p256dh, s.auth
     from ${todos} t
     join principals p on p.name = t.assignee and p.revoked_at is null
+      and ${allowsNotice(sql, 'web_push')}
     join web_push_subscriptions s on s.principal_id = p.id ${since ?? sql``}
     join web_sessions ws on ws.id = s.session_id and ws.expires_at > now()`;
 
