@@ -1,10 +1,11 @@
+import { isUtf8 } from 'node:buffer';
 import type { Request, RequestHandler, Response } from 'express';
 import { parse as parseContentType } from 'content-type';
 import type postgres from 'postgres';
 import { z } from 'zod';
 import { sendError } from '../http/http-error.js';
 import { isUtf8Json } from '../http/is-utf8-json.js';
-import { webhookBodyOf } from '../http/webhook-body-budget.js';
+import { readWebhookBody } from '../intake/read-webhook-body.js';
 import type { Logger } from '../logger.js';
 import type { SecretBox } from '../sources/secret-box.js';
 import {
@@ -112,22 +113,21 @@ export function slackRoutes(options: {
       sendError(res, 413, 'too_large', 'a Slack request is at most 1 MB');
       return null;
     }
-    const body = webhookBodyOf(res);
-    let raw: Buffer;
-    try {
-      raw = await body.read();
-    } catch (error) {
-      const tooLarge = (error as { type?: unknown }).type === 'entity.too.large';
-      sendError(
-        res,
-        tooLarge ? 413 : 400,
-        tooLarge ? 'too_large' : 'invalid',
-        tooLarge ? 'the body is too large' : 'the body could not be read',
-      );
+    // The one reader of webhook bodies: not compressed, within the cap however it is framed.
+    const read = await readWebhookBody(req, res, { lenient: true });
+    if ('refused' in read) {
+      const { status, code, message } = read.refused;
+      sendError(res, status, code, message);
       return null;
     }
+    const { raw, body } = read;
     if (raw.length > SLACK_BODY_MAX) {
       sendError(res, 413, 'too_large', 'a Slack request is at most 1 MB');
+      return null;
+    }
+    // Slack signs UTF-8 text; other bytes are refused for what they are, not as a bad signature.
+    if (!isUtf8(raw)) {
+      sendError(res, 400, 'invalid', 'the body is not UTF-8');
       return null;
     }
     const app = box ? await openSlackApp(sql, box) : null;
@@ -148,7 +148,7 @@ export function slackRoutes(options: {
     if (!check.ok) {
       body.failed();
       log.warn({ path: req.path, reason: check.reason }, 'refused a Slack request');
-      sendError(res, 401, 'bad_signature', `refused: ${check.reason}`);
+      sendError(res, 401, 'unauthenticated', `refused: ${check.reason}`);
       return null;
     }
     body.verified();

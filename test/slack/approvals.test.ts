@@ -338,7 +338,7 @@ describe('replayed or forged presses are refused and change nothing', () => {
         timestamp: Math.floor(Date.now() / 1000) - 301,
       },
     );
-    expect(old).toMatchObject({ status: 401, json: { code: 'bad_signature' } });
+    expect(old).toMatchObject({ status: 401, json: { code: 'unauthenticated' } });
     const ahead = await postToSlackEndpoint(
       server.url,
       '/api/slack/interactions',
