@@ -1,3 +1,4 @@
+import { Router } from 'express';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { AddressInfo } from 'node:net';
@@ -316,6 +317,9 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       limits,
       authenticate: oauth.mcpAuthenticate,
     });
+    // The console's pages beyond its own: OAuth's consent, Slack's.
+    const { consentPages } = oauth;
+    const { consolePages: slackPages } = slack;
     web = await createWebConsole({
       sql: db.sql,
       log,
@@ -332,7 +336,8 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       outbound,
       push: options.webPush,
       streams: limits.streams,
-      morePages: oauth.consentPages,
+      morePages: (render, cookies) =>
+        Router().use(consentPages(render, cookies), slackPages(render)),
     });
     const { app } = createHttpApp({
       sql: db.sql,

@@ -6,7 +6,9 @@ import type { Logger } from '../logger.js';
 import type { SlackMessageRow } from '../outbox/claim-due-write-back.js';
 import type { SecretBox } from '../sources/secret-box.js';
 import { createSlackMessageSender } from './send-slack-message.js';
+import type { RenderPage } from '../web/render-page.js';
 import { slackApiRoutes } from './slack-api-routes.js';
+import { slackConsolePages } from './slack-console-pages.js';
 import { createSlackClients, type SlackClientFactory } from './slack-client.js';
 import { createSlackNotifier, type SlackNotifier } from './slack-notifier.js';
 import { slackRoutes } from './slack-routes.js';
@@ -24,6 +26,8 @@ export interface Slack {
   events: RequestHandler;
   /** Under /api/v1: the app, links, link codes, notification preferences. */
   apiRoutes: Router;
+  /** The console's /slack page and its forms. */
+  consolePages: (render: RenderPage) => Router;
   /** The outbox's sender for Slack's rows; null without a server key (nothing is queued then). */
   sendMessage: ((row: SlackMessageRow, signal: AbortSignal) => Promise<void>) | null;
   /** Starts queueing approvals' messages and their updates, from the ledger's wakes. */
@@ -53,6 +57,7 @@ export function createSlack(options: {
     interactions,
     events,
     apiRoutes: slackApiRoutes({ sql, box, clients, address }),
+    consolePages: (render) => slackConsolePages(sql, render),
     sendMessage: box ? createSlackMessageSender({ sql, box, clients, log, publicUrl, kick }) : null,
     start(hub) {
       if (!box) return;
