@@ -13,7 +13,8 @@ import { limitPrincipalRate } from './principal-rate-limit.js';
 import { principalRoutes } from './principal-routes.js';
 import { queueRoutes } from './queue-routes.js';
 import { readJsonBody } from './read-json-body.js';
-import { todoRoutes, type TodoHooks } from './todo-routes.js';
+import type { TodoService } from '../todos/create-todo-service.js';
+import { todoRoutes } from './todo-routes.js';
 import { warnOfUntrustedProxy } from './untrusted-proxy-warning.js';
 import type { Router } from 'express';
 
@@ -36,7 +37,8 @@ export interface HttpAppOptions {
   sourceWebhooks: RequestHandler;
   /** POST /api/slack/interactions and /api/slack/events: Slack's presses and events (src/slack). */
   slack?: { interactions: RequestHandler; events: RequestHandler } | undefined;
-  hooks?: TodoHooks;
+  /** The todo changes with side effects (announced wakes, write-backs). */
+  todos: TodoService;
   /** More routes under /api/v1, behind authentication (e.g. deliveries, the event stream). */
   apiRoutes?: Router[];
   /** Routes of their own at the top level, each doing its own authentication (e.g. /mcp). */
@@ -56,7 +58,7 @@ export function createHttpApp({
   webhooks,
   sourceWebhooks,
   slack,
-  hooks,
+  todos,
   apiRoutes = [],
   routes = [],
   address,
@@ -103,7 +105,7 @@ export function createHttpApp({
     limitPrincipalRate(limits.rate, (res, message) => sendError(res, 429, 'rate_limited', message)),
   );
   api.use(readJsonBody());
-  api.use(todoRoutes(sql, hooks));
+  api.use(todoRoutes(sql, todos));
   api.use(principalRoutes(sql, tokens));
   api.use(queueRoutes(sql));
   for (const routes of apiRoutes) api.use(routes);

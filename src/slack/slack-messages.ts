@@ -1,6 +1,6 @@
 import type postgres from 'postgres';
 import type { Db } from '../db/open-database.js';
-import { allowsNotice } from '../ledger/index.js';
+import { allowsNotice, recordEvent, systemActor, verdictVia } from '../ledger/index.js';
 import type { ApprovalShown } from './approval-message.js';
 
 /**
@@ -111,12 +111,12 @@ export async function approvalShown(db: Db, todoId: number): Promise<ApprovalSho
   const [row] = await db<ApprovalShown[]>`
     select t.id, t.title, t.body, t.requested_by, t.assignee, t.state::text as state, t.expires_at,
            t.verdict::text as verdict, t.decided_by, t.decided_at, t.summary,
-           (select e.via from todo_events e
-            where e.todo_id = t.id and e.action in ('approved', 'denied')
-            order by e.id desc limit 1) as decided_via
+           ${verdictVia(db, db`t.id`)} as decided_via
     from todos t where t.id = ${todoId} and t.kind = 'approval'`;
   return row ?? null;
 }
+
+const NOTICES = systemActor('slack', 'delivery');
 
 /** One line of the approval's history: what the bot sent, and how it went (as Web Push records its pushes). */
 export async function recordNotice(
@@ -124,8 +124,15 @@ export async function recordNotice(
   todoId: number,
   data: { principal: string | null; outcome: string; channel?: string | null },
 ): Promise<void> {
-  await db`
-    insert into todo_events (todo_id, actor_kind, actor, via, action, data)
-    values (${todoId}, 'system', 'slack', 'delivery', 'notified',
-            ${db.json({ principal: data.principal, path: 'slack', channel: data.channel ?? null, outcome: data.outcome })})`;
+  await recordEvent(db, {
+    todoId,
+    actor: NOTICES,
+    action: 'notified',
+    data: {
+      principal: data.principal,
+      path: 'slack',
+      channel: data.channel ?? null,
+      outcome: data.outcome,
+    },
+  });
 }

@@ -1,4 +1,5 @@
 import type postgres from 'postgres';
+import { backgroundLoop } from '../background-loop.js';
 import type { WakeHub } from '../delivery/wake-hub.js';
 import type { Wake } from '../ledger/index.js';
 import type { Logger } from '../logger.js';
@@ -52,18 +53,23 @@ export function createSlackNotifier(options: {
     await sql`delete from slack_events where received_at < now() - ${EVENTS_KEPT}::interval`;
   };
 
+  // The sweep is a background loop of its own: passes never overlap, and a (re)connection to the
+  // wakes brings one forward for what was missed meanwhile.
+  const loop = backgroundLoop({
+    everyMs: options.sweepMs ?? 5000,
+    pass: sweep,
+    onError: (error) => log.warn({ err: error }, 'a Slack sweep failed; the next one tries again'),
+  });
   const unsubscribe = hub.subscribe(onWake);
-  const unlisten = hub.onListen(() => track(sweep()));
-  const timer = setInterval(() => track(sweep()), options.sweepMs ?? 5000);
-  timer.unref();
+  const unlisten = hub.onListen(() => loop.kick());
+  loop.start();
 
   return {
     async stop() {
       stopped = true;
-      clearInterval(timer);
       unsubscribe();
       unlisten();
-      await Promise.allSettled([...inFlight]);
+      await Promise.allSettled([loop.stop(), ...inFlight]);
     },
   };
 }
