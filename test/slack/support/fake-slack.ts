@@ -175,7 +175,8 @@ export async function postToSlackEndpoint(
 export function pressPayload(options: {
   user: string;
   team?: string;
-  actionId: 'approval_allow' | 'approval_deny' | string;
+  /** approval_allow or approval_deny, or any other action id. */
+  actionId: string;
   todoId: number | string;
   channel?: string;
 }): string {
