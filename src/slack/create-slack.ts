@@ -1,4 +1,4 @@
-import type { RequestHandler, Router } from 'express';
+import { Router, type RequestHandler } from 'express';
 import type postgres from 'postgres';
 import type { WakeHub } from '../delivery/wake-hub.js';
 import type { PublicAddress } from '../http/public-address.js';
@@ -9,6 +9,7 @@ import { createSlackMessageSender } from './send-slack-message.js';
 import type { RenderPage } from '../web/render-page.js';
 import { slackApiRoutes } from './slack-api-routes.js';
 import { slackConsolePages } from './slack-console-pages.js';
+import { slackOAuthPages } from './slack-oauth-pages.js';
 import { createSlackClients, type SlackClientFactory } from './slack-client.js';
 import { createSlackNotifier, type SlackNotifier } from './slack-notifier.js';
 import { slackRoutes } from './slack-routes.js';
@@ -57,7 +58,11 @@ export function createSlack(options: {
     interactions,
     events,
     apiRoutes: slackApiRoutes({ sql, box, clients, address }),
-    consolePages: (render) => slackConsolePages(sql, render),
+    consolePages: (render) =>
+      Router().use(
+        slackConsolePages(sql, render),
+        slackOAuthPages({ sql, box, clients, publicUrl, render }),
+      ),
     sendMessage: box ? createSlackMessageSender({ sql, box, clients, log, publicUrl, kick }) : null,
     start(hub) {
       if (!box) return;

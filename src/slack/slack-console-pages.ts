@@ -43,6 +43,7 @@ export function slackConsolePages(sql: postgres.Sql, render: RenderPage): Router
         link: await linkOf(sql, web.actor),
         preferences: await preferencesOf(sql, web.actor),
         csrf: web.csrf,
+        admin: web.actor.principal.is_admin,
         code,
       }),
     });
@@ -86,9 +87,10 @@ function slackBody(view: {
   link: SlackLink | null;
   preferences: Awaited<ReturnType<typeof preferencesOf>>;
   csrf: string;
+  admin: boolean;
   code: { code: string; expires_at: Date } | undefined;
 }): Html {
-  const { app, link, preferences, csrf, code } = view;
+  const { app, link, preferences, csrf, admin, code } = view;
   const hidden = html`<input type="hidden" name="_csrf" value="${csrf}" />`;
   const appPart = !app
     ? html`<p>
@@ -109,6 +111,15 @@ function slackBody(view: {
                 Slack refused the bot token ${timeTag(app.token_refused_at)}
                 (${app.token_refused_reason}): nothing is sent to Slack until an admin replaces it
                 (<code>switchboard slack add</code>).
+              </p>`
+            : ''
+        }
+        ${
+          admin && app.has_oauth_client
+            ? html`<p>
+                <a class="button" href="/slack/install"
+                  >${app.installed ? 'Install again from Slack' : 'Install in Slack'}</a
+                >
               </p>`
             : ''
         }`;
@@ -133,9 +144,14 @@ function slackBody(view: {
                 <p class="quiet">It works once, until ${timeTag(code.expires_at)}.</p>`
             : app?.installed
               ? html`<form method="post" action="/slack/link-code">
-                  ${hidden}
-                  <button type="submit">Get a link code</button>
-                </form>`
+                    ${hidden}
+                    <button type="submit">Get a link code</button>
+                  </form>
+                  ${
+                    app.has_oauth_client
+                      ? html`<p><a class="button" href="/slack/sign-in">Sign in with Slack</a></p>`
+                      : ''
+                  }`
               : ''
         }`;
   const box = (name: 'web_push' | 'slack' | 'webhook', label: string) =>

@@ -121,6 +121,34 @@ function defaultAnswer(method: string, args: Record<string, any>, nextTs: () => 
       return { ok: true, message_ts: nextTs() };
     case 'views.open':
       return { ok: true, view: { id: 'V0MODAL01', ...args.view } };
+    case 'oauth.v2.access':
+      return {
+        ok: true,
+        app_id: 'A0SWITCHBD',
+        authed_user: { id: 'U0INSTALL' },
+        scope: 'chat:write,im:history',
+        token_type: 'bot',
+        access_token: BOT_TOKEN,
+        bot_user_id: BOT_USER,
+        team: { id: TEAM, name: 'Acme' },
+        enterprise: null,
+        is_enterprise_install: false,
+      };
+    case 'openid.connect.token':
+      return {
+        ok: true,
+        access_token: 'xoxp-1111-2222-3333-openidtoken',
+        token_type: 'Bearer',
+        id_token: 'eyJhbGciOiJSUzI1NiJ9.e30.c2ln',
+      };
+    case 'openid.connect.userInfo':
+      return {
+        ok: true,
+        sub: 'U0SIGNEDIN',
+        'https://slack.com/user_id': 'U0SIGNEDIN',
+        'https://slack.com/team_id': TEAM,
+        name: 'Signed In',
+      };
     default:
       return { ok: false, error: 'unknown_method' };
   }
