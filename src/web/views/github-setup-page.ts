@@ -48,7 +48,7 @@ export function githubSetupBody(options: {
       <dt>GitHub sends you back to</dt>
       <dd><code>${String(manifest.redirect_url)}</code></dd>
     </dl>
-    <form method="post" action="${options.action}">
+    <form id="github-setup" method="post" action="${options.action}">
       <input type="hidden" name="manifest" value="${JSON.stringify(manifest)}" />
       <button type="submit">Create the App on GitHub</button>
     </form>
