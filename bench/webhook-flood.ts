@@ -28,7 +28,7 @@ export interface FloodRow {
   idleRss: number;
   /** The highest RSS read while the bodies arrived and were answered. */
   peakRss: number;
-  /** How many were answered with each status (400: read and refused; 503: refused unread). */
+  /** How many were answered with each status (401: read and refused; 503: refused unread). */
   statuses: Record<string, number>;
 }
 

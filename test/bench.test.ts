@@ -127,14 +127,14 @@ test('the session memory benchmark runs end to end', { timeout: 180_000 }, async
 });
 
 test('the webhook flood benchmark runs end to end', { timeout: 120_000 }, async () => {
-  // Three small bodies: each is answered (400, or 503 when the budget is full), and the server's
+  // Three small bodies: each is answered (401, or 503 when the budget is full), and the server's
   // memory is read around them.
   const result = await runWebhookFloodBenchmark(inject('databaseUrl'), { bodies: 3, megabytes: 1 });
   expect(result.rows.map((row) => row.label)).toEqual(['no budget', 'the default budget']);
   for (const row of result.rows) {
     expect(row.peakRss).toBeGreaterThanOrEqual(row.idleRss);
     expect(Object.values(row.statuses).reduce((a, b) => a + b)).toBe(3);
-    expect(Object.keys(row.statuses).every((status) => ['400', '503'].includes(status))).toBe(true);
+    expect(Object.keys(row.statuses).every((status) => ['401', '503'].includes(status))).toBe(true);
   }
   expect(formatFloodTable(result)).toContain('| no budget (unbounded) |');
   expect(floodSummaryRows(result)[0]!.benchmark).toBe(

@@ -14,6 +14,7 @@ import { principalRoutes } from './principal-routes.js';
 import { queueRoutes } from './queue-routes.js';
 import { readJsonBody } from './read-json-body.js';
 import { todoRoutes, type TodoHooks } from './todo-routes.js';
+import { warnOfUntrustedProxy } from './untrusted-proxy-warning.js';
 import type { Router } from 'express';
 
 export const WEBHOOK_PATH = '/api/github/webhooks';
@@ -63,6 +64,7 @@ export function createHttpApp({
   app.set('query parser', 'simple');
   // req.ip: the client's address as the proxies trusted report it, which limits are keyed on.
   app.set('trust proxy', limits.settings.trustProxy);
+  if (limits.settings.trustProxy === false) app.use(warnOfUntrustedProxy(log));
   app.use(metrics.observeRequests);
   app.use(hostGuard(address));
 

@@ -9,6 +9,7 @@ import type {
   OAuthProtectedResourceMetadata,
 } from '@modelcontextprotocol/sdk/shared/auth.js';
 import express, { Router, type ErrorRequestHandler } from 'express';
+import type { Options as RateLimitOptions } from 'express-rate-limit';
 import type postgres from 'postgres';
 import { deviceRoutes } from './device-routes.js';
 import { OAUTH_PATHS, type OAuthEndpoints } from './oauth-endpoints.js';
@@ -33,7 +34,14 @@ export interface OAuthRoutesOptions {
  * capped, so that an oversized or malformed one is an OAuth error, not a generic one.
  */
 export function oauthRoutes({ sql, provider, endpoints, rateLimit }: OAuthRoutesOptions): Router {
-  const limits = rateLimit === false ? { rateLimit: false as const } : {};
+  // The SDK's limits key on req.ip, as switchboard's own do (src/http/client-address.ts). Their
+  // library's configuration checks are off: they print to the console, a stack trace outside the
+  // log, for a request any client can send (X-Forwarded-For, Forwarded); the server says what it
+  // needs to in its log (src/http/untrusted-proxy-warning.ts).
+  const limits =
+    rateLimit === false
+      ? { rateLimit: false as const }
+      : { rateLimit: { validate: false } satisfies Partial<RateLimitOptions> };
   const routes = Router();
 
   const metadata: OAuthMetadata = {

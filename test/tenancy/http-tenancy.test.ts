@@ -63,8 +63,12 @@ const VERBS: Record<
   }),
 };
 
-/** Verbs an agent is refused whatever the id (only humans do them): 403, the same for every id. */
-const HUMANS_ONLY = new Set(['cancel', 'release-quarantine', 'approve', 'deny']);
+/**
+ * Verbs an agent is refused whatever the id (only humans do them): 403, the same for every id.
+ * (Not cancel: an agent may withdraw an approval it asked for, so what it cannot read answers as
+ * a missing id, as for every other verb.)
+ */
+const HUMANS_ONLY = new Set(['release-quarantine', 'approve', 'deny']);
 const isAgent = (caller: Caller) => caller === 'abot' || caller === 'bbot';
 
 /** Status and body exactly as sent, the body as text. */

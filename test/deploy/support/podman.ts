@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { mkdir, rename, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { homedir } from 'node:os';
@@ -50,12 +50,18 @@ export async function ensureBaseImage(): Promise<string> {
   }
   const cache = join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'switchboard');
   const tarball = join(cache, 'container-base-trixie.tar');
+  // A directory here is what an older run left when mmdebstrap took `.partial` for a directory.
+  if (existsSync(tarball) && statSync(tarball).isDirectory()) {
+    await rm(tarball, { recursive: true, force: true });
+  }
   if (!existsSync(tarball)) {
     await mkdir(dirname(tarball), { recursive: true });
-    const partial = `${tarball}.partial`;
-    await rm(partial, { force: true });
+    // mmdebstrap picks its output's format from the name unless told: say tar.
+    const partial = join(cache, 'container-base-trixie.partial.tar');
+    await rm(partial, { recursive: true, force: true });
     await run('mmdebstrap', [
       '--quiet',
+      '--format=tar',
       '--variant=minbase',
       '--include=ca-certificates,nodejs,npm',
       'trixie',
