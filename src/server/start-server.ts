@@ -333,6 +333,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       box,
       address: publicAddress,
       webhookProxyUrl: config.webhookProxyUrl,
+      envWebhookSecret: config.webhookSecret,
     });
     web = await createWebConsole({
       sql: db.sql,

@@ -38,6 +38,11 @@ export interface GitHubSetupOptions {
   address: PublicAddress;
   /** WEBHOOK_PROXY_URL: GitHub delivers to the smee.io channel, which the server forwards from. */
   webhookProxyUrl: string | undefined;
+  /**
+   * WEBHOOK_SECRET from the environment: it wins over the secret GitHub made for the App, so the
+   * App is told to sign with it (a manifest cannot carry a secret).
+   */
+  envWebhookSecret: string | undefined;
 }
 
 const SetupBody = z.object({
@@ -232,12 +237,44 @@ export function githubSetupRoutes(options: GitHubSetupOptions): {
         { app_id: app.id, slug: app.slug, human: web.actor.name, org: taken.org },
         'GitHub App set up',
       );
-      render(res, { title: 'Install the GitHub App', body: githubSetUpBody(app) });
+      const secretProblem = options.envWebhookSecret
+        ? await useEnvironmentSecret(credentials, options.envWebhookSecret, log)
+        : null;
+      render(res, {
+        title: 'Install the GitHub App',
+        body: githubSetUpBody(app, secretProblem),
+      });
     });
     return routes;
   };
 
   return { apiRoutes, pages };
+}
+
+/**
+ * Has GitHub sign the new App's deliveries with WEBHOOK_SECRET, the one this server verifies
+ * with (`PATCH /app/hook/config`, as the App). Null when done, else what the admin must do.
+ */
+async function useEnvironmentSecret(
+  credentials: GitHubCredentials,
+  secret: string,
+  log: Logger,
+): Promise<string | null> {
+  try {
+    const octokit = await credentials.app()!.auth();
+    await octokit.request('PATCH /app/hook/config', {
+      secret,
+      request: { retries: 0, signal: AbortSignal.timeout(20_000) },
+    });
+    return null;
+  } catch (error) {
+    const status = (error as { status?: unknown }).status;
+    log.warn(
+      { status: typeof status === 'number' ? status : undefined },
+      "GitHub did not take WEBHOOK_SECRET as the new App's webhook secret",
+    );
+    return `GitHub did not take this server's WEBHOOK_SECRET as the App's webhook secret${typeof status === 'number' ? ` (it answered ${status})` : ''}, so its deliveries will be refused: paste WEBHOOK_SECRET into the App's settings on GitHub (Webhook secret), or unset WEBHOOK_SECRET and restart switchboard.`;
+  }
 }
 
 /** Why GitHub may not be able to deliver to `webhookUrl`, or null. */

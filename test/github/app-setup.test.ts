@@ -45,13 +45,8 @@ afterAll(async () => {
   nock.enableNetConnect();
 });
 
-async function startSetup(org?: string) {
-  const { status, body } = await server.api(
-    server.adminToken,
-    'POST',
-    '/github/setup',
-    org ? { org } : {},
-  );
+async function startSetup(org?: string, on: TestServer = server) {
+  const { status, body } = await on.api(on.adminToken, 'POST', '/github/setup', org ? { org } : {});
   expect(status, JSON.stringify(body)).toBe(201);
   return openSetupLink(body.url as string);
 }
@@ -304,5 +299,33 @@ test('APP_ID, PRIVATE_KEY and WEBHOOK_SECRET from the environment win over the A
     });
   } finally {
     await envServer.stop();
+  }
+});
+
+test('WEBHOOK_SECRET from the environment wins over the one GitHub made: the new App is told to sign with it', async () => {
+  const envSecret = randomUUID();
+  const withSecret = await startTestServer({ ghe: fake.env, webhookSecret: envSecret });
+  try {
+    const { cookie, page } = await startSetup(undefined, withSecret);
+    const done = await visit(await createOnGitHub(setupForm(page.html)), cookie);
+    expect(done.status, done.html).toBe(200);
+    expect(done.html).not.toContain('did not take');
+    const app = [...fake.apps.values()].at(-1)!;
+    expect(fake.requests).toContainEqual({
+      method: 'PATCH',
+      path: '/app/hook/config',
+      as: `jwt:${app.id}`,
+    });
+    expect(app.webhookSecret).toBe(envSecret);
+    // What GitHub now signs is verified, and becomes a todo there.
+    fake.install(app.id);
+    expect((await fake.comment(app.id, '/switchboard signed with the env secret')).status).toBe(
+      200,
+    );
+    const [todo] =
+      await withSecret.sql`select count(*)::int as n from todos where source = 'github'`;
+    expect(todo).toEqual({ n: 1 });
+  } finally {
+    await withSecret.stop();
   }
 });

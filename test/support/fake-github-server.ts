@@ -441,6 +441,12 @@ export async function startFakeGitHubServer(
         return json(res, 401, { message: 'A JSON web token could not be decoded' });
       const app = as.app;
       if (path === '/app' && method === 'GET') return json(res, 200, appJson(app));
+      if (path === '/app/hook/config' && method === 'PATCH') {
+        const given = JSON.parse(body || '{}') as { url?: unknown; secret?: unknown };
+        if (typeof given.url === 'string') app.hookUrl = given.url;
+        if (typeof given.secret === 'string') app.webhookSecret = given.secret;
+        return json(res, 200, { url: app.hookUrl, content_type: 'json', insecure_ssl: '0' });
+      }
       const tokenFor = /^\/app\/installations\/(\d+)\/access_tokens$/.exec(path);
       if (tokenFor && method === 'POST') {
         const installation = installations.get(Number(tokenFor[1]));

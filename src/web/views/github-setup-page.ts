@@ -56,8 +56,9 @@ export function githubSetupBody(options: {
 }
 
 /** After GitHub registered it: the one step left, installing it on repositories. */
-export function githubSetUpBody(app: SetUpApp): Html {
+export function githubSetUpBody(app: SetUpApp, problem: string | null = null): Html {
   return html`<div class="github-setup">
+    ${problem ? html`<p class="flash" role="alert">${problem}</p>` : ''}
     <p>
       GitHub registered the App <strong>${app.name}</strong> (<code>${app.slug}</code>, id
       ${app.id})${app.owner ? html`, owned by ${app.owner}` : ''}. switchboard keeps its credentials
