@@ -186,7 +186,7 @@ export function githubSetupRoutes(options: GitHubSetupOptions): {
           org,
           githubWeb: host.web,
           webhookUrl,
-          unreachable: unreachable(webhookUrl, options.webhookProxyUrl),
+          unreachable: unreachable(webhookUrl, options.webhookProxyUrl, host.web),
           replaces: credentials.stored(),
         }),
       });
@@ -277,15 +277,25 @@ async function useEnvironmentSecret(
   }
 }
 
-/** Why GitHub may not be able to deliver to `webhookUrl`, or null. */
-function unreachable(webhookUrl: string, proxy: string | undefined): string | null {
+/**
+ * Why GitHub may not be able to deliver to `webhookUrl`, or null: an address of this machine's
+ * own, unless GitHub is on this machine too (GHE_HOST on loopback: the fake GitHub of the tests,
+ * which is how one tries the App path offline).
+ */
+function unreachable(
+  webhookUrl: string,
+  proxy: string | undefined,
+  githubWeb: string,
+): string | null {
   if (proxy) return null;
-  const { hostname } = new URL(webhookUrl);
-  const address = hostname.replace(/^\[|\]$/g, '');
-  const local =
-    /(^|\.)localhost$/i.test(address) ||
-    (isIP(address) !== 0 && /^(127\.|::1$|::ffff:127\.)/.test(address));
-  return local
+  const loopback = (url: string) => {
+    const address = new URL(url).hostname.replace(/^\[|\]$/g, '');
+    return (
+      /(^|\.)localhost$/i.test(address) ||
+      (isIP(address) !== 0 && /^(127\.|::1$|::ffff:127\.)/.test(address))
+    );
+  };
+  return loopback(webhookUrl) && !loopback(githubWeb)
     ? `GitHub cannot deliver to ${webhookUrl}: that address is this machine's own. Set SWITCHBOARD_PUBLIC_URL to an address GitHub reaches, or WEBHOOK_PROXY_URL to a smee.io channel, restart, and open this page again.`
     : null;
 }

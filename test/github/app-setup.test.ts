@@ -329,3 +329,17 @@ test('WEBHOOK_SECRET from the environment wins over the one GitHub made: the new
     await withSecret.stop();
   }
 });
+
+test('the setup page warns that github.com cannot deliver to this machine’s own address, but not a GitHub on this machine', async () => {
+  expect((await startSetup()).page.html).not.toContain('GitHub cannot deliver to');
+  const dotCom = await startTestServer({ webhookSecret: null });
+  try {
+    const { page } = await startSetup(undefined, dotCom);
+    expect(page.html).toContain(
+      `GitHub cannot deliver to ${dotCom.publicUrl}/api/github/webhooks: that address is this machine&#39;s own.`,
+    );
+    expect(new URL(setupForm(page.html).action).origin).toBe('https://github.com');
+  } finally {
+    await dotCom.stop();
+  }
+});
