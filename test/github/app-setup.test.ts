@@ -343,3 +343,34 @@ test('the setup page warns that github.com cannot deliver to this machine’s ow
     await dotCom.stop();
   }
 });
+
+test('WEBHOOK_PROXY_URL: the App delivers to the smee.io channel, and the server forwards what it hears there to itself', async () => {
+  const channel = `sb-${randomUUID().slice(0, 8)}`;
+  const proxied = await startTestServer({
+    ghe: fake.env,
+    webhookSecret: null,
+    webhookProxyUrl: fake.channel(channel),
+  });
+  try {
+    await expect.poll(() => fake.listening(channel)).toBe(1);
+    const { cookie, page } = await startSetup(undefined, proxied);
+    const form = setupForm(page.html);
+    expect(form.manifest.hook_attributes.url).toBe(fake.channel(channel));
+    expect(page.html).not.toContain('GitHub cannot deliver to');
+    expect((await visit(await createOnGitHub(form), cookie)).status).toBe(200);
+    const app = [...fake.apps.values()].at(-1)!;
+    expect(app.hookUrl).toBe(fake.channel(channel));
+
+    fake.install(app.id);
+    const { guid } = await fake.comment(app.id, '/switchboard through the webhook proxy');
+    await expect
+      .poll(async () => {
+        const [row] = await proxied.sql`
+          select disposition from deliveries where source = 'github' and delivery_id = ${guid}`;
+        return row?.disposition;
+      })
+      .toBe('created');
+  } finally {
+    await proxied.stop();
+  }
+});

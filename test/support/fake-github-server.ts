@@ -94,6 +94,13 @@ export interface FakeGitHubServer {
   ): Promise<{ guid: string; status: number }>;
   /** A comment on the fake repository's issue #1 (`issue_comment.created`), as `deliver` sends it. */
   comment(appId: number, text: string): Promise<{ guid: string; status: number }>;
+  /**
+   * A smee.io channel on the fake (`WEBHOOK_PROXY_URL`): what is posted to it goes to whoever
+   * listens to it (server-sent events, as smee.io sends them), and is lost when nobody does.
+   */
+  channel(name: string): string;
+  /** How many listen to a channel now. */
+  listening(name: string): number;
   /** Resolves once every redelivery asked for so far has been sent. */
   settled(): Promise<void>;
   close(): Promise<void>;
@@ -124,6 +131,7 @@ export async function startFakeGitHubServer(
   const userTokens = new Set<string>();
   const events = new Map<string, { appId: number; event: string; body: string }>();
   const inFlight = new Set<Promise<unknown>>();
+  const channels = new Map<string, Set<ServerResponse>>();
   let nextAppId = 1000;
   let nextInstallationId = 1;
   let nextAttemptId = 5_000_000;
@@ -202,6 +210,8 @@ export async function startFakeGitHubServer(
       payload.installation = { id: installation };
       return fake.deliver(appId, 'issue_comment', payload);
     },
+    channel: (name) => `${url}/smee/${name}`,
+    listening: (name) => channels.get(name)?.size ?? 0,
     async settled() {
       while (inFlight.size) await Promise.allSettled([...inFlight]);
     },
@@ -267,6 +277,33 @@ export async function startFakeGitHubServer(
     const path = target.pathname;
     const body = await readBody(req);
     if (path.startsWith('/api/v3/')) return api(req, res, path.slice('/api/v3'.length), body);
+
+    // smee.io: a channel's listeners get each delivery posted to it, its headers and its body.
+    const channel = /^\/smee\/([A-Za-z0-9_-]+)$/.exec(path)?.[1];
+    if (channel && req.method === 'GET') {
+      const listeners = channels.get(channel) ?? new Set<ServerResponse>();
+      channels.set(channel, listeners);
+      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+      res.write('event: ready\ndata: {}\n\n');
+      listeners.add(res);
+      res.on('close', () => listeners.delete(res));
+      return;
+    }
+    if (channel && req.method === 'POST') {
+      const forwarded = ['content-type', 'user-agent', 'x-github-event', 'x-github-delivery']
+        .concat(['x-github-hook-installation-target-id', 'x-hub-signature-256'])
+        .filter((name) => typeof req.headers[name] === 'string')
+        .map((name) => [name, req.headers[name]]);
+      const event = JSON.stringify({
+        ...Object.fromEntries(forwarded),
+        body: JSON.parse(body) as unknown,
+        query: {},
+        timestamp: Date.now(),
+      });
+      for (const listener of channels.get(channel) ?? []) listener.write(`data: ${event}\n\n`);
+      res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
+      return;
+    }
 
     // The manifest flow: the "new App" page the setup page's form posts to.
     const newApp = /^(?:\/organizations\/([^/]+))?\/settings\/apps\/new$/.exec(path);
