@@ -142,6 +142,9 @@ export async function startFakeGitHubServer(
       else res.end();
     });
   });
+  // Idle connections are closed by the client, never here: a server closing one just as the
+  // client reuses it (Node's 5 s default, against fetch's 4 s, late under load) resets a request.
+  server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   const url = `http://127.0.0.1:${port}`;
