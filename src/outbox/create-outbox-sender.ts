@@ -48,7 +48,6 @@ export function createOutboxSender(options: {
   slack?: ((row: SlackMessageRow, signal: AbortSignal) => Promise<void>) | undefined;
 }): OutboxDrainer {
   const { sql, log, clients, box, tuning, slack } = options;
-  const sendable = { github: clients.github !== null, sources: box !== null };
 
   /** A source's API and token, as the registry has them now. */
   async function apiOf(name: string): Promise<SourceApi> {
@@ -102,7 +101,12 @@ export function createOutboxSender(options: {
   }
 
   return drainOutbox({
-    claim: () => claimDueWriteBack(sql, tuning.leaseMs, sendable),
+    // Asked at each claim: the App's credentials may arrive while the server runs.
+    claim: () =>
+      claimDueWriteBack(sql, tuning.leaseMs, {
+        github: clients.github !== null,
+        sources: box !== null,
+      }),
     attempt,
     pollIntervalMs: tuning.pollIntervalMs,
     log,
