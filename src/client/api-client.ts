@@ -113,6 +113,43 @@ export interface ApiClientOptions {
   timeoutMs?: number;
 }
 
+/** The Slack app as the API shows it: never its token or secrets, only whether there are some. */
+export interface SlackApp {
+  team_id: string | null;
+  team_name: string | null;
+  bot_user_id: string | null;
+  installed: boolean;
+  has_oauth_client: boolean;
+  client_id: string | null;
+  added_by: string;
+  token_refused_at: string | null;
+  token_refused_reason: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** A human's Slack user, linked. */
+export interface SlackLink {
+  team_id: string;
+  slack_user_id: string;
+  linked_via: 'code' | 'sign_in';
+  channel_id: string | null;
+  linked_at: string;
+}
+
+export interface NewSlackApp {
+  bot_token?: string | undefined;
+  signing_secret: string;
+  client_id?: string | undefined;
+  client_secret?: string | undefined;
+}
+
+export interface NotificationPreferences {
+  web_push: boolean;
+  slack: boolean;
+  webhook: boolean;
+}
+
 export interface NewHuman {
   name: string;
   github_login?: string | undefined;
@@ -300,5 +337,26 @@ export function createApiClient(credentials: Credentials, options: ApiClientOpti
 
     setWebhook: (url: string) => call<{ url: string; secret: string }>('PUT', '/webhook', { url }),
     removeWebhook: () => call<{ removed: boolean }>('DELETE', '/webhook'),
+
+    getSlack: () =>
+      call<{
+        app: SlackApp | null;
+        link: SlackLink | null;
+        events_url: string;
+        interactions_url: string;
+      }>('GET', '/slack'),
+    slackManifest: () => call<{ manifest: string }>('GET', '/slack/manifest'),
+    // auth.test is asked of Slack before the app is saved.
+    addSlackApp: (input: NewSlackApp) =>
+      call<{ app: SlackApp }>('PUT', '/slack/app', input, 60_000),
+    removeSlackApp: () => call<{ removed: boolean }>('DELETE', '/slack/app'),
+    slackLinkCode: () =>
+      post<{ code: string; expires_at: string; bot_user_id: string | null }>('/slack/link-code'),
+    setSlackChannel: (channel: string | null) =>
+      call<{ link: SlackLink }>('PUT', '/slack/link', { channel }),
+    unlinkSlack: () => call<{ unlinked: boolean }>('DELETE', '/slack/link'),
+    getNotifications: () => call<{ preferences: NotificationPreferences }>('GET', '/notifications'),
+    setNotifications: (change: Partial<NotificationPreferences>) =>
+      call<{ preferences: NotificationPreferences }>('PUT', '/notifications', change),
   };
 }

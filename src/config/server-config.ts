@@ -60,6 +60,8 @@ export interface ServerConfig {
   outboundAllow?: string[];
   /** Limits that hold under abuse (README, Reliability: limits); unset ones take their defaults. */
   limits?: Partial<LimitSettings>;
+  /** SWITCHBOARD_SLACK_API_URL: the Slack Web API's base URL (https://slack.com/api/; tests, proxies). */
+  slackApiUrl?: string | undefined;
 }
 
 /** What one client or one principal may hold or do at once (README, Reliability: limits). */
@@ -107,6 +109,9 @@ const Env = z.object({
     .transform((url) => url.replace(/\/+$/, ''))
     .optional(),
   SWITCHBOARD_SECRET_KEY: z.string().min(1).optional(),
+  SWITCHBOARD_SLACK_API_URL: z
+    .url({ protocol: /^https?$/, error: 'must be an http(s) URL' })
+    .optional(),
   SWITCHBOARD_METRICS_TOKEN: z
     .string()
     .min(16, 'must be at least 16 characters (e.g. openssl rand -hex 32)')
@@ -258,6 +263,7 @@ export function loadServerConfig(
     retentionDays: vars.SWITCHBOARD_RETENTION_DAYS,
     reconcileMinutes: vars.SWITCHBOARD_RECONCILE_MINUTES,
     outboundAllow: vars.SWITCHBOARD_OUTBOUND_ALLOW,
+    slackApiUrl: vars.SWITCHBOARD_SLACK_API_URL,
     limits: {
       trustProxy: vars.SWITCHBOARD_TRUST_PROXY,
       ratePerSecond: vars.SWITCHBOARD_RATE_LIMIT,

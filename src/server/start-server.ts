@@ -68,6 +68,7 @@ import {
   type Outbound,
   type OutboundOptions,
 } from '../outbound/create-outbound.js';
+import { createSlack, type Slack, type SlackTuning } from '../slack/create-slack.js';
 import { backgroundLoop, type BackgroundLoop } from '../background-loop.js';
 import { assertPortFree } from './assert-port-free.js';
 import { bootstrapAdmin } from './bootstrap-admin.js';
@@ -110,6 +111,8 @@ export interface StartServerOptions {
   oauthRateLimit?: false;
   /** Aborted (Ctrl-C during start-up): the embedded PostgreSQL's start gives up at its next step. */
   signal?: AbortSignal;
+  /** Tests: Slack's sweep for ended approvals' messages, faster. */
+  slackTuning?: SlackTuning;
 }
 
 export interface RunningServer {
@@ -156,6 +159,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   let outbound: Outbound | undefined;
   let limits: Limits | undefined;
   let oauth: OAuth | undefined;
+  let slack: Slack | undefined;
   let github: GitHubCredentials | undefined;
   let webhookProxy: WebhookProxy | undefined;
   /** Responses not yet ended (event streams included, until they are closed). */
@@ -174,6 +178,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       await closed;
     }
     feed?.close();
+    await slack?.stop();
     await webhookProxy?.close();
     await Promise.all([outbox?.stop(), reconciler?.stop(), pruner?.stop(), web?.push.stop()]);
     await wakes?.close();
@@ -233,7 +238,17 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       );
     const { writeBack: githubWriteBack, reconcile, ...githubIntake } = options.githubTuning ?? {};
     const { writeBack: sourcesWriteBack, ...sourcesIntake } = options.sourcesTuning ?? {};
-    // One outbox, whichever provider a write-back is for (the App's may come later).
+    slack = createSlack({
+      sql: db.sql,
+      box,
+      log,
+      address: publicAddress,
+      apiUrl: config.slackApiUrl,
+      kick: () => outbox?.kick(),
+      tuning: options.slackTuning,
+    });
+    // One outbox, whichever provider a write-back is for (the App's may come later), Slack's
+    // messages too.
     outbox = createOutboxSender({
       sql: db.sql,
       log,
@@ -244,6 +259,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
         ...sourcesWriteBack,
         ...githubWriteBack,
       },
+      slack: slack.sendMessage ?? undefined,
     });
     const intakeTuning = {
       github: { ...DEFAULT_INTAKE_TUNING, ...githubIntake },
@@ -290,6 +306,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       outbound,
       timing: { ...DEFAULT_TIMING, ...options.deliveryTiming },
     });
+    slack.start(hub);
     // One poll of the ledger's history sequence per process, for the console's pages and the
     // API's streams that follow changes (inbox --watch) alike.
     feed = createChangeFeed(db.sql, { log });
@@ -336,6 +353,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       webhookProxyUrl: config.webhookProxyUrl,
       envWebhookSecret: config.webhookSecret,
     });
+    const { consolePages: slackPages } = slack;
     web = await createWebConsole({
       sql: db.sql,
       log,
@@ -352,7 +370,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       outbound,
       push: options.webPush,
       streams: limits.streams,
-      morePages: [oauth.consentPages, setup.pages],
+      morePages: [oauth.consentPages, setup.pages, (render) => slackPages(render)],
     });
     const { app } = createHttpApp({
       sql: db.sql,
@@ -362,10 +380,12 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       limits,
       webhooks: intake.github,
       sourceWebhooks: intake.sources,
+      slack,
       todos,
       apiRoutes: [
         deliveries,
         sourceRoutes(db.sql, box, outbound.policy, publicAddress),
+        slack.apiRoutes,
         streams.routes,
         web.apiRoutes,
         setup.apiRoutes,

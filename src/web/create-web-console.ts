@@ -26,7 +26,7 @@ import { webErrorHandler } from './web-error-handler.js';
 import { readWebSession, webRequestOf, type CookiePolicy } from './web-request.js';
 
 const CONSOLE_PATH =
-  /^\/(?:$|approvals\/|todos(?:$|\/)|quarantine$|deliveries$|agents(?:$|\/)|queues\/|live$|push\/|sign-in(?:$|\/)|sign-out$|auth\/github(?:$|\/)|github\/setup(?:$|\/)|oauth\/consent\/|device$)/;
+  /^\/(?:$|approvals\/|todos(?:$|\/)|quarantine$|deliveries$|agents(?:$|\/)|queues\/|live$|push\/|sign-in(?:$|\/)|sign-out$|auth\/github(?:$|\/)|github\/setup(?:$|\/)|oauth\/consent\/|device$|slack(?:$|\/))/;
 
 export interface WebConsoleOptions {
   sql: postgres.Sql;

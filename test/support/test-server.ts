@@ -71,6 +71,8 @@ export async function startTestServer(
     limits?: Partial<LimitSettings>;
     /** Shorter header and request timeouts. */
     httpTimeouts?: StartServerOptions['httpTimeouts'];
+    /** Slack: the Web API's base URL (a fake's), and a faster sweep for ended approvals. */
+    slack?: { apiUrl: string; sweepMs?: number };
     /** GHE_HOST and GHE_PROTOCOL, as src/config reads them (github.com unless given). */
     ghe?: { GHE_HOST: string; GHE_PROTOCOL: 'http' | 'https' };
     /** WEBHOOK_PROXY_URL. */
@@ -104,6 +106,7 @@ export async function startTestServer(
     outboundAllow: options.outbound?.allow ?? [],
     metricsToken: options.metricsToken,
     limits: options.limits,
+    slackApiUrl: options.slack?.apiUrl,
   };
   const schema = options.schema ?? `s_${randomBytes(6).toString('hex')}`;
   // The key that seals sources' secrets: one per schema, so a second process on it shares it.
@@ -125,6 +128,7 @@ export async function startTestServer(
     webPush: options.web?.push,
     outboundCa: options.outbound?.ca,
     httpTimeouts: options.httpTimeouts,
+    slackTuning: options.slack && { sweepMs: options.slack.sweepMs },
     // Tests sign in many clients from one address: the OAuth endpoints' rate limits (the MCP
     // SDK's, per address) are off here.
     oauthRateLimit: false,
