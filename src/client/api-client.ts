@@ -113,11 +113,63 @@ export interface ApiClientOptions {
   timeoutMs?: number;
 }
 
+/** The Slack app as the API shows it: never its token or secrets, only whether there are some. */
+export interface SlackApp {
+  team_id: string | null;
+  team_name: string | null;
+  bot_user_id: string | null;
+  installed: boolean;
+  has_oauth_client: boolean;
+  client_id: string | null;
+  added_by: string;
+  token_refused_at: string | null;
+  token_refused_reason: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** A human's Slack user, linked. */
+export interface SlackLink {
+  team_id: string;
+  slack_user_id: string;
+  linked_via: 'code' | 'sign_in';
+  channel_id: string | null;
+  linked_at: string;
+}
+
+export interface NewSlackApp {
+  bot_token?: string | undefined;
+  signing_secret: string;
+  client_id?: string | undefined;
+  client_secret?: string | undefined;
+}
+
+export interface NotificationPreferences {
+  web_push: boolean;
+  slack: boolean;
+  webhook: boolean;
+}
+
 export interface NewHuman {
   name: string;
   github_login?: string | undefined;
   is_admin?: boolean | undefined;
 }
+
+/** The GitHub App a server uses: the environment's (APP_ID), or the one `github setup` stored. */
+export type GitHubAppInUse =
+  | { source: 'environment' }
+  | {
+      source: 'setup';
+      id: string;
+      slug: string;
+      name: string;
+      html_url: string;
+      owner: string | null;
+      install_url: string;
+      created_by: string;
+      created_at: string;
+    };
 
 export type ApiClient = ReturnType<typeof createApiClient>;
 
@@ -260,10 +312,51 @@ export function createApiClient(credentials: Credentials, options: ApiClientOpti
         5 * 60_000,
       ),
 
+    /** A one-time link to the console's GitHub App setup page (admins). */
+    githubSetup: (org?: string) =>
+      post<{ url: string; expires_at: string; requested_at: string }>(
+        '/github/setup',
+        org ? { org } : {},
+      ),
+    /** The App in use; with `wait`, up to that many seconds for one set up after `after`. */
+    githubApp(options: { wait?: number; after?: string } = {}) {
+      const query = new URLSearchParams();
+      if (options.wait) query.set('wait', String(options.wait));
+      if (options.after) query.set('after', options.after);
+      const search = query.size ? `?${query.toString()}` : '';
+      return call<{ app: GitHubAppInUse | null }>(
+        'GET',
+        `/github/app${search}`,
+        undefined,
+        ((options.wait ?? 0) + 30) * 1000,
+      );
+    },
+
     listHumans: () => call<{ humans: Principal[] }>('GET', '/humans'),
     addHuman: (input: NewHuman) => post<{ human: Principal; token: string }>('/humans', input),
 
     setWebhook: (url: string) => call<{ url: string; secret: string }>('PUT', '/webhook', { url }),
     removeWebhook: () => call<{ removed: boolean }>('DELETE', '/webhook'),
+
+    getSlack: () =>
+      call<{
+        app: SlackApp | null;
+        link: SlackLink | null;
+        events_url: string;
+        interactions_url: string;
+      }>('GET', '/slack'),
+    slackManifest: () => call<{ manifest: string }>('GET', '/slack/manifest'),
+    // auth.test is asked of Slack before the app is saved.
+    addSlackApp: (input: NewSlackApp) =>
+      call<{ app: SlackApp }>('PUT', '/slack/app', input, 60_000),
+    removeSlackApp: () => call<{ removed: boolean }>('DELETE', '/slack/app'),
+    slackLinkCode: () =>
+      post<{ code: string; expires_at: string; bot_user_id: string | null }>('/slack/link-code'),
+    setSlackChannel: (channel: string | null) =>
+      call<{ link: SlackLink }>('PUT', '/slack/link', { channel }),
+    unlinkSlack: () => call<{ unlinked: boolean }>('DELETE', '/slack/link'),
+    getNotifications: () => call<{ preferences: NotificationPreferences }>('GET', '/notifications'),
+    setNotifications: (change: Partial<NotificationPreferences>) =>
+      call<{ preferences: NotificationPreferences }>('PUT', '/notifications', change),
   };
 }

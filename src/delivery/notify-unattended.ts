@@ -1,6 +1,12 @@
 import type postgres from 'postgres';
 import type { Doorbell } from '../contract/doorbell.js';
-import { eventRecorded, recordEvent, type Wake } from '../ledger/index.js';
+import {
+  allowsNotice,
+  eventRecorded,
+  recordEvent,
+  slackTells,
+  type Wake,
+} from '../ledger/index.js';
 import type { Logger } from '../logger.js';
 import type { Outbound } from '../outbound/create-outbound.js';
 import { sendWebhook } from './send-webhook.js';
@@ -47,10 +53,12 @@ export async function notifyUnattended(
         action,
         data: { ...data, wake: wake.wake_id },
       });
-    const [webhook] = await tx<{ url: string; secret: string }[]>`
-      select w.url, w.secret from consumer_webhooks w
+    // A human may have turned their webhook, Web Push or Slack off (notification preferences).
+    const [registered] = await tx<{ url: string; secret: string; allowed: boolean }[]>`
+      select w.url, w.secret, ${allowsNotice(tx, 'webhook')} as allowed from consumer_webhooks w
       join principals p on p.name = w.principal and p.revoked_at is null
       where w.principal = ${principal}`;
+    const webhook = registered?.allowed ? registered : undefined;
     if (webhook) {
       const sent = await sendWebhook(
         outbound,
@@ -66,20 +74,25 @@ export async function notifyUnattended(
       });
       if (sent.ok) return;
     }
-    const why = `${principal} has no session attached and ${webhook ? 'its webhook failed' : 'no webhook'}`;
+    const why = `${principal} has no session attached and ${webhook ? 'its webhook failed' : registered ? 'its webhook turned off' : 'no webhook'}`;
     // A human's browsers that said yes to Web Push are told of an approval by the push sender
-    // (push-sender.ts), which records each push: somebody is told then.
-    const [{ browsers }] = await tx<[{ browsers: number }]>`
-      select count(*)::int as browsers from web_push_subscriptions s
+    // (push-sender.ts), and a linked Slack user by the bot (src/slack/slack-notifier.ts), each
+    // recording what it sent: somebody is told then.
+    const [{ browsers, slack }] = await tx<[{ browsers: number; slack: boolean }]>`
+      select count(*)::int as browsers,
+             ${doorbell.type === 'approval'} and ${slackTells(tx, principal)} as slack
+      from web_push_subscriptions s
       join principals p on p.id = s.principal_id and p.revoked_at is null
       join web_sessions ws on ws.id = s.session_id and ws.expires_at > now()
-      where p.name = ${principal} and ${doorbell.type === 'approval'}`;
+      where p.name = ${principal} and ${doorbell.type === 'approval'} and ${allowsNotice(tx, 'web_push')}`;
+    const told = [
+      browsers > 0 &&
+        `Web Push tells ${browsers === 1 ? 'its browser' : `its ${browsers} browsers`}`,
+      slack && 'Slack tells them',
+    ].filter(Boolean);
     await event('wake_stored', {
       principal,
-      reason:
-        browsers > 0
-          ? `${why}; Web Push tells ${browsers === 1 ? 'its browser' : `its ${browsers} browsers`}`
-          : `nobody was told: ${why}`,
+      reason: told.length > 0 ? `${why}; ${told.join('; ')}` : `nobody was told: ${why}`,
     });
   });
 }

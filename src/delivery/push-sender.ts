@@ -3,7 +3,7 @@ import type postgres from 'postgres';
 import webpush, { WebPushError } from 'web-push';
 import { backgroundLoop } from '../background-loop.js';
 import type { WakeHub } from './wake-hub.js';
-import { recordEvent, systemActor, type Wake } from '../ledger/index.js';
+import { allowsNotice, recordEvent, systemActor, type Wake } from '../ledger/index.js';
 import type { Logger } from '../logger.js';
 import { failureOf, isOutboundRefused, type Outbound } from '../outbound/create-outbound.js';
 
@@ -97,6 +97,7 @@ export function createPushSender({
            s.id as subscription_id, s.endpoint, s.p256dh, s.auth
     from ${todos} t
     join principals p on p.name = t.assignee and p.revoked_at is null
+      and ${allowsNotice(sql, 'web_push')}
     join web_push_subscriptions s on s.principal_id = p.id ${since ?? sql``}
     join web_sessions ws on ws.id = s.session_id and ws.expires_at > now()`;
 

@@ -20,6 +20,8 @@ import type { Router } from 'express';
 
 export const WEBHOOK_PATH = '/api/github/webhooks';
 export const SOURCE_WEBHOOK_PATH = '/api/sources/:name/webhooks';
+/** Slack's interactions (button presses, modals) and its Events API: signed bodies too. */
+const SLACK_PATHS = ['/api/slack/interactions', '/api/slack/events'] as const;
 
 export interface HttpAppOptions {
   sql: postgres.Sql;
@@ -33,6 +35,8 @@ export interface HttpAppOptions {
   webhooks: RequestHandler;
   /** POST /api/sources/:name/webhooks: every other provider's, through the same intake. */
   sourceWebhooks: RequestHandler;
+  /** POST /api/slack/interactions and /api/slack/events: Slack's presses and events (src/slack). */
+  slack?: { interactions: RequestHandler; events: RequestHandler } | undefined;
   /** The todo changes with side effects (announced wakes, write-backs). */
   todos: TodoService;
   /** More routes under /api/v1, behind authentication (e.g. deliveries, the event stream). */
@@ -53,6 +57,7 @@ export function createHttpApp({
   limits,
   webhooks,
   sourceWebhooks,
+  slack,
   todos,
   apiRoutes = [],
   routes = [],
@@ -85,9 +90,13 @@ export function createHttpApp({
 
   // Webhooks read their raw body themselves (the signature covers the exact bytes), so they are
   // mounted before any body parser; it is read only once admitted within the budget.
-  app.post([WEBHOOK_PATH, SOURCE_WEBHOOK_PATH], limits.webhookBodies.admit);
+  app.post([WEBHOOK_PATH, SOURCE_WEBHOOK_PATH, ...SLACK_PATHS], limits.webhookBodies.admit);
   app.post(WEBHOOK_PATH, webhooks);
   app.post(SOURCE_WEBHOOK_PATH, sourceWebhooks);
+  if (slack) {
+    app.post(SLACK_PATHS[0], slack.interactions);
+    app.post(SLACK_PATHS[1], slack.events);
+  }
 
   const api = express.Router();
   // Authenticated first: no body is read for a caller without a valid token.

@@ -13,6 +13,7 @@ export * from './heartbeat-todo.js';
 export * from './history-position.js';
 export * from './ledger-error.js';
 export * from './list-todos.js';
+export * from './notification-preferences.js';
 export * from '../contract/neutralise-text.js';
 export * from './oauth-clients.js';
 export * from './oauth-grants.js';

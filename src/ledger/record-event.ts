@@ -57,3 +57,14 @@ export function eventRecorded(
     select 1 from todo_events e
     where e.todo_id = ${todo} and e.action = any(${actions}::text[]) and e.data ->> ${key} = ${equals})`;
 }
+
+/**
+ * Where an approval's verdict came from (`slack`, `cli`, `web`, `github`, …) as an SQL value,
+ * read from its history: `todo` may be a column of the caller's statement.
+ */
+export function verdictVia(db: Db, todo: number | postgres.Fragment) {
+  return db`(
+    select e.via from todo_events e
+    where e.todo_id = ${todo} and e.action in ('approved', 'denied')
+    order by e.id desc limit 1)`;
+}

@@ -1,23 +1,35 @@
 import type postgres from 'postgres';
 import type { ProviderKind } from '../providers/provider.js';
 
-/** A row of the outbox being attempted. */
-export interface OutboxRow {
+/** A row of the outbox being attempted: a provider's write-back, or a Slack message. */
+export type OutboxRow = ProviderWriteBackRow | SlackMessageRow;
+
+interface QueuedRow {
   id: number;
   todo_id: number;
   source: string;
-  kind: ProviderKind;
-  write_back: 'comment' | 'reaction';
   target: Record<string, unknown>;
   body: string;
   attempts: number;
 }
 
+export interface ProviderWriteBackRow extends QueuedRow {
+  kind: ProviderKind;
+  write_back: 'comment' | 'reaction';
+}
+
+/** An approval's message posted (`message`), or brought up to date once it ended (src/slack). */
+export interface SlackMessageRow extends QueuedRow {
+  kind: 'slack';
+  write_back: 'message' | 'message_update';
+}
+
 /**
  * Takes the next due write-back for one attempt — of the sources this process can send for:
- * the App's (with its credentials), the registry's (with the key that opens their tokens). Rows
- * another process is taking are skipped, not waited for; the taken row's next attempt moves to
- * the end of a lease, so a process that dies mid-send leaves it to be retried rather than lost.
+ * the App's (with its credentials), the registry's and Slack's (with the key that opens their
+ * tokens). Rows another process is taking are skipped, not waited for; the taken row's next
+ * attempt moves to the end of a lease, so a process that dies mid-send leaves it to be retried
+ * rather than lost.
  * One row at a time, so that each lease starts with its own attempt: rows taken together would
  * wait their turn behind a slow provider until their leases ran out, and another process would
  * take them and send them too.
@@ -27,6 +39,7 @@ export async function claimDueWriteBack(
   leaseMs: number,
   sendable: { github: boolean; sources: boolean },
 ): Promise<OutboxRow | undefined> {
+  if (!sendable.github && !sendable.sources) return undefined;
   const which =
     sendable.github && sendable.sources
       ? sql`true`

@@ -1,12 +1,12 @@
 import type postgres from 'postgres';
 import type { Logger } from '../logger.js';
 import { providerOfKind } from '../providers/by-kind/provider-for.js';
-import { FinalSendError } from '../providers/final-send-error.js';
+import { FinalSendError, RetryLaterError } from '../providers/final-send-error.js';
 import type { ProviderClients, SourceApi } from '../providers/provider.js';
 import { withTimeout } from '../providers/with-timeout.js';
 import type { SecretBox } from '../sources/secret-box.js';
 import { openSource } from '../sources/source-store.js';
-import { claimDueWriteBack, type OutboxRow } from './claim-due-write-back.js';
+import { claimDueWriteBack, type OutboxRow, type SlackMessageRow } from './claim-due-write-back.js';
 import { drainOutbox, type OutboxDrainer } from './drain-outbox.js';
 import { markOutboxFailed, markOutboxSent, type RetryPolicy } from './outbox-attempts.js';
 
@@ -44,9 +44,10 @@ export function createOutboxSender(options: {
   /** Opens the sources' tokens; null: no server key, so sources' write-backs wait. */
   box: SecretBox | null;
   tuning: WriteBackTuning;
+  /** Sends Slack's rows (src/slack/send-slack-message.ts); without it they are given up. */
+  slack?: ((row: SlackMessageRow, signal: AbortSignal) => Promise<void>) | undefined;
 }): OutboxDrainer {
-  const { sql, log, clients, box, tuning } = options;
-  const sendable = { github: clients.github !== null, sources: box !== null };
+  const { sql, log, clients, box, tuning, slack } = options;
 
   /** A source's API and token, as the registry has them now. */
   async function apiOf(name: string): Promise<SourceApi> {
@@ -72,6 +73,10 @@ export function createOutboxSender(options: {
     // (fetch refuses an aborted signal), so nothing is sent late.
     const signal = AbortSignal.timeout(tuning.requestTimeoutMs);
     const send = async () => {
+      if (row.kind === 'slack') {
+        if (!slack) throw new FinalSendError('Slack is not set up on this server');
+        return slack(row, signal);
+      }
       const writeBack = providerOfKind(row.kind)?.writeBack;
       if (!writeBack) throw new FinalSendError(`${row.kind} takes no write-backs`);
       const api = row.source === 'github' ? null : await apiOf(row.source);
@@ -86,7 +91,8 @@ export function createOutboxSender(options: {
       // The provider's status and message only, never its request (which holds a token).
       const reason = error instanceof Error ? error.message : String(error);
       const final = error instanceof FinalSendError;
-      const state = await markOutboxFailed(sql, row.id, reason, final, tuning);
+      const retryAfterMs = error instanceof RetryLaterError ? error.retryAfterMs : undefined;
+      const state = await markOutboxFailed(sql, row.id, reason, final, tuning, retryAfterMs);
       log.warn(
         { ...fields, error: reason.slice(0, 300) },
         state === 'dead' ? 'write-back given up' : 'write-back failed; will retry',
@@ -95,7 +101,12 @@ export function createOutboxSender(options: {
   }
 
   return drainOutbox({
-    claim: () => claimDueWriteBack(sql, tuning.leaseMs, sendable),
+    // Asked at each claim: the App's credentials may arrive while the server runs.
+    claim: () =>
+      claimDueWriteBack(sql, tuning.leaseMs, {
+        github: clients.github !== null,
+        sources: box !== null,
+      }),
     attempt,
     pollIntervalMs: tuning.pollIntervalMs,
     log,

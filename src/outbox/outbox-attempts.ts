@@ -17,7 +17,8 @@ export async function markOutboxSent(sql: postgres.Sql, id: number): Promise<voi
 
 /**
  * Records a failed attempt: back off exponentially (computed in SQL from the attempt count), or
- * give up — after the last attempt, or at once when retrying cannot help (`final`).
+ * when the service said when to come back (Slack's Retry-After), then; or give up — after the
+ * last attempt, or at once when retrying cannot help (`final`).
  */
 export async function markOutboxFailed(
   sql: postgres.Sql,
@@ -25,12 +26,14 @@ export async function markOutboxFailed(
   error: string,
   final: boolean,
   policy: RetryPolicy,
+  retryAfterMs?: number,
 ): Promise<'pending' | 'dead'> {
   const [row] = await sql<{ state: 'pending' | 'dead' }[]>`
     update outbox set
       state = case when ${final} or attempts >= ${policy.maxAttempts} then 'dead' else 'pending' end::write_back_state,
-      next_attempt_at = now() + make_interval(secs => least(${policy.retryMaxMs / 1000}::float8,
-                                                            ${policy.retryBaseMs / 1000}::float8 * power(2, attempts - 1))),
+      next_attempt_at = now() + make_interval(secs => coalesce(${retryAfterMs === undefined ? null : retryAfterMs / 1000}::float8,
+                                                               least(${policy.retryMaxMs / 1000}::float8,
+                                                                     ${policy.retryBaseMs / 1000}::float8 * power(2, attempts - 1)))),
       last_error = ${error.slice(0, 500)}
     where id = ${id} and state = 'pending'
     returning state`;

@@ -115,18 +115,19 @@ export const githubProvider: Provider<RepositoryConfig> = {
     footer: (line) => `\n\n<sub>${line}</sub>`,
     send: (request, clients) => sendWriteBack(request, clients),
   },
-  reconciler: ({ sql, direct, log, clients, tuning }) => {
-    const app = clients.github;
-    return app
-      ? createDeliveryReconciler({
-          sql,
-          direct,
-          log,
-          auth: () => app.auth(),
-          tuning: { ...DEFAULT_RECONCILE_TUNING, ...tuning },
-        })
-      : null;
-  },
+  reconciler: ({ sql, direct, log, clients, off, tuning }) =>
+    createDeliveryReconciler({
+      sql,
+      direct,
+      log,
+      off,
+      auth: () => {
+        const app = clients.github;
+        if (!app) throw new Error('no GitHub App credentials');
+        return app.auth();
+      },
+      tuning: { ...DEFAULT_RECONCILE_TUNING, ...tuning },
+    }),
 };
 
 /**

@@ -27,6 +27,7 @@ const NAV: [NavKey, string, string][] = [
   ['quarantine', '/quarantine', 'Quarantine'],
   ['deliveries', '/deliveries', 'Deliveries'],
   ['agents', '/agents', 'Agents'],
+  ['slack', '/slack', 'Slack'],
 ];
 
 /** The waiting-approvals badge; also what the stream's `count` event carries. */

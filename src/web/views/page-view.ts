@@ -10,7 +10,8 @@ export interface LiveItem {
   listed: boolean;
 }
 
-export type NavKey = 'approvals' | 'board' | 'quarantine' | 'deliveries' | 'agents' | 'none';
+export type NavKey =
+  'approvals' | 'board' | 'quarantine' | 'deliveries' | 'agents' | 'slack' | 'none';
 
 /** A console page: what it shows once (intro) and what its stream keeps live (items). */
 export interface PageView {
