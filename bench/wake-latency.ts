@@ -32,7 +32,7 @@ import {
 import { silentLogger } from '../src/logger.js';
 import { providerFor } from '../src/providers/by-kind/provider-for.js';
 import { parseRules } from '../src/providers/rule-schema.js';
-import { createSecretBox } from '../src/sources/secret-box.js';
+import { createSecretBox } from '../src/secrets/secret-box.js';
 import { addSource, saveSourceRules } from '../src/sources/source-store.js';
 import type { Benchmark, SummaryRow } from './support/benchmark.js';
 import { countFromEnv } from './support/count-from-env.js';
