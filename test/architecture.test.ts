@@ -36,6 +36,24 @@ test('the ledger imports no framework and no adapter', async () => {
   expect(offenders).toEqual([]);
 });
 
+test('the todo service is as framework-free as the ledger it binds side effects to', async () => {
+  const dir = 'src/todos';
+  const files = (await readdir(join(ROOT, dir))).filter((name) => name.endsWith('.ts'));
+  expect(files.length).toBeGreaterThan(0);
+  const allowed = [...ALLOWED, /^\.\.\/ledger\/index\.js$/];
+  const offenders: string[] = [];
+  for (const file of files) {
+    const source = await readFile(join(ROOT, dir, file), 'utf8');
+    for (const [, specifier] of source.matchAll(
+      /^\s*(?:import|export)\s[^'"]*?from\s+['"]([^'"]+)['"]/gm,
+    )) {
+      if (!allowed.some((pattern) => pattern.test(specifier!)))
+        offenders.push(`${file} imports ${specifier}`);
+    }
+  }
+  expect(offenders).toEqual([]);
+});
+
 /** Every project file a file loads when it is imported (static value imports, transitively). */
 async function loadedBy(entry: string): Promise<Set<string>> {
   const seen = new Set<string>();
@@ -161,4 +179,20 @@ test('no import cycles between directories', async () => {
   };
   for (const node of graph.keys()) if (!index.has(node)) visit(node);
   expect(cycles.sort()).toEqual(KNOWN_CYCLES);
+});
+
+/** SQL that reads or writes the history table: a table named after a keyword, or quoted. */
+const HISTORY_SQL = /\b(?:from|into|join|update|using|table)\s+todo_events\b|'todo_events'/i;
+
+test('a todo’s history is written and read by the ledger only (src/ledger: recordEvent, eventInsert)', async () => {
+  const offenders: string[] = [];
+  for (const name of await readdir(join(ROOT, 'src'), { recursive: true })) {
+    const file = `src/${name}`;
+    if (!file.endsWith('.ts') || file.startsWith(`${LEDGER}/`)) continue;
+    const lines = (await readFile(join(ROOT, file), 'utf8')).split('\n');
+    lines.forEach((line, index) => {
+      if (HISTORY_SQL.test(line)) offenders.push(`${file}:${index + 1}: ${line.trim()}`);
+    });
+  }
+  expect(offenders).toEqual([]);
 });

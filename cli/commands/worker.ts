@@ -13,7 +13,7 @@ export default class Worker extends SwitchboardCommand {
 
 While it runs, the lease is renewed every third of --lease. Exit 0 completes the todo with the command's stdout as summary; any other exit fails it with the end of its stderr (retried later while attempts are left). If the lease is lost meanwhile, the command is killed and nothing is reported.
 
-A server that cannot be reached (not started yet, restarting) is waited for, at the start too, saying so once on stderr; a token it refuses ends the worker with exit 4.
+A server that cannot be reached (not started yet, restarting) is waited for, at the start too, saying so once on stderr; a token it refuses ends the worker with exit 4. A result the server cannot take when the command ends is sent again until the lease ends; then it is given up with one line on stderr, and the worker goes on.
 
 SIGINT or SIGTERM stops the worker: it claims nothing more, stops the running commands (SIGTERM, SIGKILL 5 s later), releases their todos and exits 0.`;
   static override usage = [

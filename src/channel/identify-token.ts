@@ -1,3 +1,6 @@
+import { createApiClient } from '../client/api-client.js';
+import { ApiError, ConnectionError } from '../client/client-errors.js';
+
 export interface TokenOwner {
   name: string;
   kind: string;
@@ -21,27 +24,17 @@ export type TokenIdentity =
  */
 export async function identifyToken(url: string, token: string): Promise<TokenIdentity> {
   const base = url.replace(/\/+$/, '');
-  let response: Response;
+  const api = createApiClient({ url, token }, { client: 'channel', timeoutMs: TIMEOUT_MS });
   try {
-    response = await fetch(`${base}/api/v1/whoami`, {
-      headers: { authorization: `Bearer ${token}`, 'x-switchboard-client': 'channel' },
-      signal: AbortSignal.timeout(TIMEOUT_MS),
-    });
+    const { principal } = await api.whoami();
+    if (principal) return { owner: principal };
+    return { unknown: `${base} answered whoami without a principal` };
   } catch (error) {
-    const cause = (error as { cause?: { code?: unknown } }).cause?.code;
-    const why = (error as Error).name === 'TimeoutError' ? 'no answer in 5 s' : cause;
-    return { unknown: `cannot reach ${base}${typeof why === 'string' ? ` (${why})` : ''}` };
+    if (error instanceof ConnectionError) return { unknown: error.message };
+    if (!(error instanceof ApiError))
+      return { unknown: `${base} did not answer whoami as switchboard does` };
+    if (error.status === 401 || error.status === 403)
+      return { refused: { status: error.status, reason: error.message } };
+    return { unknown: `${base} answered whoami with HTTP ${error.status}` };
   }
-  const json = (await response.json().catch(() => ({}))) as {
-    principal?: TokenOwner;
-    error?: unknown;
-  };
-  if (response.status === 401 || response.status === 403) {
-    const reason = typeof json.error === 'string' ? json.error : `HTTP ${response.status}`;
-    return { refused: { status: response.status, reason } };
-  }
-  if (!response.ok || !json.principal) {
-    return { unknown: `${base} answered whoami with HTTP ${response.status}` };
-  }
-  return { owner: json.principal };
 }

@@ -100,6 +100,17 @@ export interface NewApproval {
   body?: string | undefined;
   about_todo_id?: number | undefined;
   ttl_seconds?: number | undefined;
+  /** Claude Code's permission request id, when the question relays its prompt. */
+  request_id?: string | undefined;
+  /** The asker's channel session (from its event stream's `ready`): the approval ends with it. */
+  channel_session?: string | undefined;
+}
+
+export interface ApiClientOptions {
+  /** Who is calling, for the ledger's `via` on every change (X-Switchboard-Client). */
+  client?: 'cli' | 'channel';
+  /** How long a server that accepted the connection may stay silent (60 s). */
+  timeoutMs?: number;
 }
 
 export interface NewHuman {
@@ -112,21 +123,22 @@ export type ApiClient = ReturnType<typeof createApiClient>;
 
 /**
  * The JSON API under /api/v1, one method per route, answers typed as the server sends them.
- * Requests say they come from the CLI, so the ledger records `via: cli` on every change.
+ * Requests say they come from the CLI (or the channel), so the ledger records `via: cli` on every
+ * change.
  */
-export function createApiClient(credentials: Credentials) {
+export function createApiClient(credentials: Credentials, options: ApiClientOptions = {}) {
   const base = credentials.url.replace(/\/+$/, '');
   const call = async <T>(
     method: string,
     path: string,
     body?: unknown,
-    timeoutMs?: number,
+    timeoutMs = options.timeoutMs,
   ): Promise<T> => {
     const response = await sendRequest(new URL(`${base}/api/v1${path}`), {
       method,
       headers: {
         authorization: `Bearer ${credentials.token}`,
-        'x-switchboard-client': 'cli',
+        'x-switchboard-client': options.client ?? 'cli',
         accept: 'application/json',
         ...(body === undefined ? {} : { 'content-type': 'application/json' }),
       },

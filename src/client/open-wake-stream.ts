@@ -1,10 +1,7 @@
-import type { IncomingMessage } from 'node:http';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Credentials } from './api-client.js';
-import { ApiError, ConnectionError } from './client-errors.js';
+import { ApiError } from './client-errors.js';
+import { followEventStream } from './follow-event-stream.js';
 import { isServerOutage } from './is-server-outage.js';
-import { retryDelay } from './retry-delay.js';
-import { openRequest } from './send-request.js';
 
 /**
  * The server's wakes for one queue (or for all the caller's, without one), read from
@@ -59,8 +56,6 @@ export interface WakeStreamOptions {
   onWaiting?: (problem: Error) => void;
 }
 
-/** Three missed pings (sent every 15 s): the connection is dead, however quiet it looks. */
-const SILENCE_MS = 45_000;
 const POLL_MIN_MS = 250;
 const POLL_MAX_MS = 5000;
 
@@ -92,54 +87,39 @@ export function openWakeStream(
   // Whoever waits on `ready` sees the failure; nobody waiting is no crash.
   ready.catch(() => {});
 
-  const url = new URL(`${credentials.url.replace(/\/+$/, '')}/api/v1/events`);
-  if (queue !== undefined) url.searchParams.set('queue', queue);
-  if (options.changes) url.searchParams.set('changes', '1');
-  const listen = async () => {
-    for (let failures = 0; !closed.signal.aborted; failures++) {
-      try {
-        const response = await openRequest(url, {
-          method: 'GET',
-          headers: {
-            authorization: `Bearer ${credentials.token}`,
-            'x-switchboard-client': 'cli',
-            accept: 'text/event-stream',
-          },
-          timeoutMs: SILENCE_MS,
-          signal: closed.signal,
-        });
-        if (response.statusCode === 404) {
-          response.resume();
+  // Rings on `ready` (after a connect or a reconnect) and on every wake or change.
+  const listen = () =>
+    followEventStream({
+      credentials,
+      query: { queue, changes: options.changes ? '1' : undefined },
+      client: 'cli',
+      signal: closed.signal,
+      onEvent(event) {
+        if (event === 'ready') {
+          problem = undefined;
+          markReady();
+          ring();
+        } else if (event === 'wake' || event === 'change') {
+          ring();
+        }
+      },
+      onLost(error) {
+        if (isReady) return true; // it had worked: connect again, and ring on the next `ready`
+        if (error instanceof ApiError && error.status === 404) {
+          // A server without the stream: every wait is a poll.
           polling = true;
           markReady();
-          return;
+          return false;
         }
-        if (response.statusCode !== 200) throw await refusal(response);
-        for await (const event of readEvents(response, url)) {
-          if (event === 'ready') {
-            failures = 0;
-            problem = undefined;
-            markReady();
-            ring();
-          } else if (event === 'wake' || event === 'change') {
-            ring();
-          }
+        if (!options.onWaiting || !isServerOutage(error)) {
+          failReady(error);
+          return false;
         }
-        if (!isReady)
-          throw new ConnectionError(`${url.origin} ended the event stream before it was ready`);
-      } catch (error) {
-        if (closed.signal.aborted) return;
-        if (!isReady) {
-          if (!options.onWaiting || !isServerOutage(error)) return failReady(error);
-          if (!problem) options.onWaiting(error as Error);
-          problem = error as Error;
-        }
-      }
-      // Not there yet, or the stream ended or broke after it had worked: connect again, and
-      // ring on the next `ready`.
-      await sleep(retryDelay(failures), undefined, { signal: closed.signal }).catch(() => {});
-    }
-  };
+        if (!problem) options.onWaiting(error);
+        problem = error;
+        return true;
+      },
+    });
   void listen();
 
   return {
@@ -205,45 +185,4 @@ export function openWakeStream(
       for (const wake of [...waiters]) wake(false);
     },
   };
-}
-
-async function refusal(response: IncomingMessage): Promise<ApiError> {
-  response.setEncoding('utf8');
-  let text = '';
-  for await (const chunk of response) text += chunk as string;
-  let body: { error?: unknown; code?: unknown } = {};
-  try {
-    body = JSON.parse(text) as typeof body;
-  } catch {
-    // Not the API's JSON: the status says enough.
-  }
-  return new ApiError(
-    response.statusCode ?? 0,
-    typeof body.code === 'string' ? body.code : `http_${response.statusCode}`,
-    typeof body.error === 'string'
-      ? body.error
-      : `the event stream answered HTTP ${response.statusCode}`,
-  );
-}
-
-/** The event names of a server-sent-events body, one per event; comments (pings) are skipped. */
-async function* readEvents(response: IncomingMessage, url: URL): AsyncGenerator<string> {
-  response.setEncoding('utf8');
-  let buffer = '';
-  try {
-    for await (const chunk of response) {
-      // The server ends lines with \n; a \r (allowed by the SSE spec) is dropped.
-      buffer += (chunk as string).replace(/\r/g, '');
-      for (let end = buffer.indexOf('\n\n'); end !== -1; end = buffer.indexOf('\n\n')) {
-        const block = buffer.slice(0, end);
-        buffer = buffer.slice(end + 2);
-        const name = /^event:\s?(.*)$/m.exec(block)?.[1];
-        if (name) yield name;
-      }
-    }
-  } catch (error) {
-    if ((error as Error).name === 'AbortError') throw error;
-    // A server that goes away mid-stream (restarting) is an outage, like a refused connect.
-    throw new ConnectionError(`${url.origin} closed the event stream`);
-  }
 }

@@ -1,8 +1,11 @@
 import { spawn } from 'node:child_process';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { ApiClient, ClaimedTodo, Credentials } from './api-client.js';
 import { claimNextWaiting } from './claim-next-waiting.js';
 import { ApiError } from './client-errors.js';
+import { isServerOutage } from './is-server-outage.js';
 import type { WakeStream } from './open-wake-stream.js';
+import { retryDelay } from './retry-delay.js';
 
 export interface WorkerOptions {
   client: ApiClient;
@@ -144,20 +147,69 @@ async function runOne(options: WorkerOptions, todo: ClaimedTodo): Promise<void> 
     );
     return;
   }
-  try {
-    if (outcome.code === 0) {
-      const summary = tail(outcome.stdout.trim(), SUMMARY_MAX);
-      await client.complete(todo.id, token, { summary: summary || undefined });
-      report(`${label} done (exit 0 in ${seconds} s)`);
-    } else {
-      const how = outcome.code === null ? `killed by ${outcome.signal}` : `exit ${outcome.code}`;
-      const stderr = tail(outcome.stderr.trim(), REASON_TAIL);
-      await client.fail(todo.id, token, stderr ? `${how}: ${stderr}` : how);
-      report(`${label} failed (${how} in ${seconds} s)`);
+  const how = outcome.code === null ? `killed by ${outcome.signal}` : `exit ${outcome.code}`;
+  const result =
+    outcome.code === 0
+      ? {
+          send: () => {
+            const summary = tail(outcome.stdout.trim(), SUMMARY_MAX);
+            return client.complete(todo.id, token, { summary: summary || undefined });
+          },
+          line: `${label} done (exit 0 in ${seconds} s)`,
+        }
+      : {
+          send: () => {
+            const stderr = tail(outcome.stderr.trim(), REASON_TAIL);
+            return client.fail(todo.id, token, stderr ? `${how}: ${stderr}` : how);
+          },
+          line: `${label} failed (${how} in ${seconds} s)`,
+        };
+  if (await sendResult(options, label, result.send, leaseEndsAt)) report(result.line);
+}
+
+/**
+ * Reports a finished command's result. A server that cannot take it now (down, restarting, its
+ * database away) is tried again, with the same lease token, for as long as the lease surely
+ * lasts; after that the ledger would refuse it anyway, so it is given up with one line and the
+ * worker goes on (the ledger offers the todo again). A refusal (the lease lost meanwhile) is said
+ * and not retried. True once the server took it.
+ */
+async function sendResult(
+  options: WorkerOptions,
+  label: string,
+  send: () => Promise<unknown>,
+  leaseEndsAt: number,
+): Promise<boolean> {
+  for (let failures = 0; ; failures++) {
+    try {
+      await send();
+      return true;
+    } catch (error) {
+      if (!isServerOutage(error)) {
+        if (!(error instanceof ApiError)) throw error;
+        options.warn(`${label} result refused: ${error.message}`);
+        return false;
+      }
+      const why = (error as Error).message;
+      const left = leaseEndsAt - Date.now();
+      if (left <= 0) {
+        options.warn(
+          `${label} not reported: its lease ended before the server could take it (${why}); it is offered again while attempts are left`,
+        );
+        return false;
+      }
+      if (options.signal.aborted) {
+        options.warn(`${label} not reported: the worker stopped first (${why})`);
+        return false;
+      }
+      if (failures === 0)
+        options.warn(
+          `${label} is finished but cannot be reported (${why}); trying again until its lease ends`,
+        );
+      await sleep(Math.min(retryDelay(failures), left), undefined, {
+        signal: options.signal,
+      }).catch(() => {});
     }
-  } catch (error) {
-    if (!(error instanceof ApiError) || error.status >= 500) throw error;
-    options.warn(`${label} result refused: ${error.message}`);
   }
 }
 

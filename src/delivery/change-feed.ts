@@ -1,4 +1,6 @@
 import type postgres from 'postgres';
+import { backgroundLoop } from '../background-loop.js';
+import { historyPosition } from '../ledger/index.js';
 import type { Logger } from '../logger.js';
 
 export interface ChangeFeed {
@@ -16,35 +18,31 @@ const HOT_TICKS = 3;
 const FULL_EVERY_TICKS = 20;
 
 /**
- * Tells open console pages that the ledger may have changed, without adding anything to the
- * write path: no NOTIFY (PostgreSQL serialises the commits of notifying transactions) and no
- * trigger. Every change appends a history row, so the history's id sequence moves; reading the
- * sequence is one tiny statement, done only while at least one page stream is open. Sequences
- * move before their transaction commits, so a change stays "hot" for a few more ticks.
+ * Tells open console pages (and the API's streams that follow changes) that the ledger may have
+ * changed, without adding anything to the write path: no NOTIFY (PostgreSQL serialises the
+ * commits of notifying transactions) and no trigger. Every change appends a history row, so the
+ * history's position moves; reading it is one tiny statement, done only while at least one
+ * stream listens. Sequences move before their transaction commits, so a change stays "hot" for
+ * a few more ticks.
  */
 export function createChangeFeed(
   sql: postgres.Sql,
   { intervalMs = 250, log }: { intervalMs?: number; log: Logger },
 ): ChangeFeed {
   const listeners = new Set<(changed: boolean) => void>();
-  let timer: NodeJS.Timeout | undefined;
-  let sequence: string | undefined;
+  const position = historyPosition(sql);
   let last: string | undefined;
   let hot = 0;
   let quiet = 0;
   let closed = false;
 
-  const tick = async () => {
-    try {
-      sequence ??= (
-        await sql<{ name: string }[]>`select pg_get_serial_sequence('todo_events', 'id') as name`
-      )[0]!.name;
-      // The name comes from PostgreSQL itself (schema-qualified and quoted as needed).
-      const [row] = await sql.unsafe<{ value: string }[]>(
-        `select last_value::text || ':' || is_called::text as value from ${sequence}`,
-      );
-      if (row!.value !== last) {
-        last = row!.value;
+  const poll = backgroundLoop({
+    everyMs: intervalMs,
+    delayFirst: true,
+    pass: async () => {
+      const now = await position();
+      if (now !== last) {
+        last = now;
         hot = HOT_TICKS + 1;
       }
       if (hot > 0 || ++quiet >= FULL_EVERY_TICKS) {
@@ -53,26 +51,23 @@ export function createChangeFeed(
         quiet = 0;
         for (const listener of listeners) listener(changed);
       }
-    } catch (error) {
-      log.warn({ err: error }, 'console change poll failed; trying again');
-    } finally {
-      if (!closed && listeners.size > 0) timer = setTimeout(() => void tick(), intervalMs);
-      else timer = undefined;
-    }
-  };
+    },
+    onError: (error) => log.warn({ err: error }, 'change poll failed; trying again'),
+  });
 
   return {
     subscribe(listener) {
       listeners.add(listener);
-      if (!timer && !closed) timer = setTimeout(() => void tick(), intervalMs);
+      if (!closed) poll.start();
       return () => {
         listeners.delete(listener);
+        if (listeners.size === 0) void poll.stop();
       };
     },
     close() {
       closed = true;
-      clearTimeout(timer);
       listeners.clear();
+      void poll.stop();
     },
   };
 }

@@ -1,7 +1,10 @@
 import type postgres from 'postgres';
-import { readQueues } from '../ledger/index.js';
+import { eventInsert, readQueues, systemActor } from '../ledger/index.js';
 
 export type SessionPath = 'channel' | 'mcp_log' | 'sse';
+
+/** Who rings, notifies and stores wakes, in a todo's history. */
+export const DISPATCHER = systemActor('dispatcher', 'delivery');
 
 /**
  * The rungs of the delivery ladder, best first, by what a session can do with a doorbell: a
@@ -194,10 +197,16 @@ async function pickTarget(
     ), stored as (
       -- Nobody to ring: the todo waits, is offered in the digest of the next consumer to attach,
       -- and is rung again on schedule.
-      insert into todo_events (todo_id, actor_kind, actor, via, action, data)
-      select ${todo.id}, 'system', 'dispatcher', 'delivery', 'wake_stored',
-             ${sql.json({ reason: 'no consumer attached' })}
-      where ${rings} = 1 and not exists (select 1 from eligible) and not exists (select 1 from hook)
+      ${eventInsert(
+        sql,
+        {
+          todoId: todo.id,
+          actor: DISPATCHER,
+          action: 'wake_stored',
+          data: { reason: 'no consumer attached' },
+        },
+        sql`${rings} = 1 and not exists (select 1 from eligible) and not exists (select 1 from hook)`,
+      )}
     )
     select 'session' as kind, id as session_id, process_id, path, principal,
            null as url, null as secret, set_config('synchronous_commit', 'off', true) as steering_only

@@ -13,7 +13,8 @@ import { limitPrincipalRate } from './principal-rate-limit.js';
 import { principalRoutes } from './principal-routes.js';
 import { queueRoutes } from './queue-routes.js';
 import { readJsonBody } from './read-json-body.js';
-import { todoRoutes, type TodoHooks } from './todo-routes.js';
+import type { TodoService } from '../todos/create-todo-service.js';
+import { todoRoutes } from './todo-routes.js';
 import { warnOfUntrustedProxy } from './untrusted-proxy-warning.js';
 import type { Router } from 'express';
 
@@ -32,7 +33,8 @@ export interface HttpAppOptions {
   webhooks: RequestHandler;
   /** POST /api/sources/:name/webhooks: every other provider's, through the same intake. */
   sourceWebhooks: RequestHandler;
-  hooks?: TodoHooks;
+  /** The todo changes with side effects (announced wakes, write-backs). */
+  todos: TodoService;
   /** More routes under /api/v1, behind authentication (e.g. deliveries, the event stream). */
   apiRoutes?: Router[];
   /** Routes of their own at the top level, each doing its own authentication (e.g. /mcp). */
@@ -51,7 +53,7 @@ export function createHttpApp({
   limits,
   webhooks,
   sourceWebhooks,
-  hooks,
+  todos,
   apiRoutes = [],
   routes = [],
   address,
@@ -94,7 +96,7 @@ export function createHttpApp({
     limitPrincipalRate(limits.rate, (res, message) => sendError(res, 429, 'rate_limited', message)),
   );
   api.use(readJsonBody());
-  api.use(todoRoutes(sql, hooks));
+  api.use(todoRoutes(sql, todos));
   api.use(principalRoutes(sql, tokens));
   api.use(queueRoutes(sql));
   for (const routes of apiRoutes) api.use(routes);

@@ -1,4 +1,4 @@
-import { Router, type Response } from 'express';
+import { Router } from 'express';
 import { z } from 'zod';
 import type postgres from 'postgres';
 import type { Dispatcher } from '../delivery/create-dispatcher.js';
@@ -7,11 +7,11 @@ import type { Doorbell } from '../contract/doorbell.js';
 import type { OutboundPolicy } from '../outbound/outbound-policy.js';
 import type { ChangeFeed } from '../delivery/change-feed.js';
 import { actorOf, tokenOf } from './authenticate.js';
+import { createEventStreams } from './create-event-streams.js';
 import { HttpError } from './http-error.js';
 import type { PrincipalSlots } from './principal-slots.js';
 import type { RevocationWatch } from './revocation-watch.js';
 
-const PING_MS = 15_000;
 const WebhookBody = z.strictObject({ url: z.string().max(2048) });
 
 const Query = z.strictObject({
@@ -47,9 +47,9 @@ export function eventStreamRoutes(
   feed: ChangeFeed,
   revocations: RevocationWatch,
   /** Open event streams per principal, shared with MCP's and the console's. */
-  streams: PrincipalSlots,
+  slots: PrincipalSlots,
 ): EventStreams {
-  const open = new Set<Response>();
+  const streams = createEventStreams();
   const routes = Router();
 
   // The caller's outbound webhook: rung when it has no live session (see README, delivery ladder).
@@ -64,69 +64,44 @@ export function eventStreamRoutes(
   routes.get('/events', async (req, res) => {
     const { queue, consumer, changes } = Query.parse(req.query);
     const actor = actorOf(res);
-    const release = streams.take(actor.name);
-    if (!release) throw tooManyStreams(streams, actor.name);
-    res.once('close', release);
-    res.writeHead(200, {
-      'content-type': 'text/event-stream; charset=utf-8',
-      'cache-control': 'no-cache',
-      // A stream's connection is never reused: it closes with the stream (so a stopping server
-      // is not kept waiting for the client's idle keep-alive socket).
-      connection: 'close',
-      'x-accel-buffering': 'no',
+    const release = slots.take(actor.name);
+    if (!release) throw tooManyStreams(slots, actor.name);
+    let unsubscribe = () => {};
+    let unwatch = () => {};
+    // A close comes on a later tick than this one, which sets `attaching` below.
+    const stream = streams.open(res, {
+      onClose: () => {
+        release();
+        unsubscribe();
+        unwatch();
+        void attaching.then((attached) => attached.detach()).catch(() => {});
+      },
     });
-    res.flushHeaders();
-    open.add(res);
     // A revoked token's stream ends at once, whichever process revoked it.
-    const unwatch = revocations.watch(
+    unwatch = revocations.watch(
       { kind: 'token', token: tokenOf(res), principalId: actor.principal!.id },
-      () => res.end(),
+      () => stream.end(),
     );
-    const push = (doorbell: Doorbell) => {
-      if (res.writableEnded || res.destroyed) return false;
-      res.write(
-        `event: ${doorbell.type === 'digest' ? 'digest' : 'wake'}\ndata: ${JSON.stringify(doorbell)}\n\n`,
-      );
-      return true;
-    };
-    const attached = await dispatcher.attach({
+    const push = (doorbell: Doorbell) =>
+      stream.send(doorbell.type === 'digest' ? 'digest' : 'wake', JSON.stringify(doorbell));
+    const attaching = dispatcher.attach({
       principal: actor.principal!,
       path: consumer,
       queues: queue === undefined ? (changes ? [] : null) : [queue].flat(),
       push,
     });
-    const ping = setInterval(() => !res.writableEnded && res.write(': ping\n\n'), PING_MS);
+    const attached = await attaching;
+    // The client left while it was being attached: its close has detached it already.
+    if (!stream.open) return;
     // Only ticks that saw the ledger move: what time alone changes (an expiry) is written by the
     // sweeper, which moves it too.
-    const unsubscribe = changes
-      ? feed.subscribe((changed) => {
-          if (changed && !res.writableEnded && !res.destroyed)
-            res.write('event: change\ndata: {}\n\n');
-        })
-      : () => {};
-    res.once('close', () => {
-      clearInterval(ping);
-      unsubscribe();
-      unwatch();
-      open.delete(res);
-      void attached.detach();
-    });
-    if (res.writableEnded || res.destroyed) {
-      clearInterval(ping);
-      unsubscribe();
-      unwatch();
-      open.delete(res);
-      await attached.detach();
-      return;
-    }
-    res.write(`event: ready\ndata: ${JSON.stringify({ session_id: attached.id })}\n\n`);
+    if (changes)
+      unsubscribe = feed.subscribe((changed) => {
+        if (changed) stream.send('change', '{}');
+      });
+    stream.send('ready', JSON.stringify({ session_id: attached.id }));
   });
-  return {
-    routes,
-    closeAll() {
-      for (const res of open) res.end();
-    },
-  };
+  return { routes, closeAll: () => streams.closeAll() };
 }
 
 /** The refusal of a stream over the cap: which cap, and how to free a slot. */

@@ -4,9 +4,9 @@ import { z } from 'zod';
 import {
   createAgent,
   createHuman,
-  issueToken,
   listPrincipals,
   revokeAgent,
+  vendPrincipal,
   type Principal,
 } from '../ledger/index.js';
 import { actorOf } from './authenticate.js';
@@ -43,11 +43,9 @@ export function principalRoutes(sql: postgres.Sql, tokens: TokenCache): Router {
 
   router.post('/humans', async (req, res) => {
     const body = HumanBody.parse(req.body ?? {});
-    const { human, token } = await sql.begin(async (tx) => {
-      const human = await createHuman(tx, actorOf(res), body);
-      return { human, token: await issueToken(tx, human.id) };
-    });
-    res.status(201).json({ human: publicPrincipal(human), token });
+    const actor = actorOf(res);
+    const { principal, token } = await vendPrincipal(sql, (tx) => createHuman(tx, actor, body));
+    res.status(201).json({ human: publicPrincipal(principal), token });
   });
 
   router.get('/agents', async (_req, res) => {
@@ -56,11 +54,9 @@ export function principalRoutes(sql: postgres.Sql, tokens: TokenCache): Router {
 
   router.post('/agents', async (req, res) => {
     const body = AgentBody.parse(req.body ?? {});
-    const { agent, token } = await sql.begin(async (tx) => {
-      const agent = await createAgent(tx, actorOf(res), body);
-      return { agent, token: await issueToken(tx, agent.id) };
-    });
-    res.status(201).json({ agent: publicPrincipal(agent), token });
+    const actor = actorOf(res);
+    const { principal, token } = await vendPrincipal(sql, (tx) => createAgent(tx, actor, body));
+    res.status(201).json({ agent: publicPrincipal(principal), token });
   });
 
   router.post('/agents/:name/revoke', async (req, res) => {

@@ -3,10 +3,7 @@ import type postgres from 'postgres';
 import { z } from 'zod';
 import {
   cancelTodo,
-  claimNextOrHeldBack,
   claimTodo,
-  completeTodo,
-  createTodo,
   decideApproval,
   failTodo,
   getTodoWithHistory,
@@ -17,35 +14,14 @@ import {
   listTodos,
   releaseQuarantinedTodo,
   releaseTodo,
-  replyToTodo,
-  requestApproval,
   TODO_STATES,
-  type Actor,
-  type HeldBack,
-  type Todo,
 } from '../ledger/index.js';
 import { isOwnChannelSession } from '../delivery/is-own-channel-session.js';
+import type { TodoService } from '../todos/create-todo-service.js';
 import { actorOf } from './authenticate.js';
 
-/** What other parts of the server do when a todo changes, inside the same transaction. */
-export interface TodoHooks {
-  /**
-   * Announces the wakes of new todos after their commit (src/delivery/wake-notifier.ts); with
-   * it, creates do not NOTIFY inside their own commit. Without it, the database's trigger does.
-   */
-  announce?: (todos: Todo[]) => void;
-  /** A todo was completed (e.g. GitHub write-back queues the summary as a comment). */
-  afterComplete?: (tx: postgres.TransactionSql, todo: Todo, actor: Actor) => Promise<void>;
-  /** Someone replied on a todo (e.g. GitHub write-back queues the reply as a comment). */
-  afterReply?: (
-    tx: postgres.TransactionSql,
-    todo: Todo,
-    text: string,
-    actor: Actor,
-  ) => Promise<void>;
-  /** A claim found its queue at a limit (e.g. counted in /metrics). */
-  heldBack?: (heldBack: HeldBack) => void;
-}
+// Where the providers' write-back hooks still find the type (src/providers, src/sources).
+export type { TodoHooks } from '../todos/create-todo-service.js';
 
 // Digits only: `0x10`, `1e3` or ` 1` are not ids, though Number() would make them one.
 const PositiveInteger = z
@@ -105,11 +81,12 @@ const ApprovalBody = z.strictObject({
 /** An empty body (no JSON sent) reads as `{}`, so that optional-only bodies may be left out. */
 const bodyOf = (body: unknown) => body ?? {};
 
-/** The JSON API for todos: a thin translation of requests onto ledger operations. */
-export function todoRoutes(sql: postgres.Sql, hooks: TodoHooks = {}): Router {
+/**
+ * The JSON API for todos: a thin translation of requests onto ledger operations, and onto the
+ * todo service where a change has side effects (an announced wake, a write-back).
+ */
+export function todoRoutes(sql: postgres.Sql, todos: TodoService): Router {
   const router = Router();
-  const source = (actor: Actor) =>
-    actor.via === 'cli' || actor.via === 'mcp' || actor.via === 'channel' ? actor.via : 'api';
 
   router.get('/todos', async (req, res) => {
     const query = ListQuery.parse(req.query);
@@ -118,15 +95,7 @@ export function todoRoutes(sql: postgres.Sql, hooks: TodoHooks = {}): Router {
 
   router.post('/todos', async (req, res) => {
     const body = CreateBody.parse(bodyOf(req.body));
-    const actor = actorOf(res);
-    const { announce } = hooks;
-    const { todo, created } = await createTodo(
-      sql,
-      actor,
-      { ...body, source: source(actor) },
-      { announceWake: announce !== undefined },
-    );
-    if (created) announce?.([todo]);
+    const { todo, created } = await todos.create(actorOf(res), body);
     res.status(created ? 201 : 200).json({ todo, created });
   });
 
@@ -144,13 +113,11 @@ export function todoRoutes(sql: postgres.Sql, hooks: TodoHooks = {}): Router {
   // `held_back` only when the queue's limits hold its todos back: else `{todo}` as ever.
   router.post('/queues/:queue/claim', async (req, res) => {
     const { lease_seconds } = ClaimBody.parse(bodyOf(req.body));
-    const { todo, held_back } = await claimNextOrHeldBack(
-      sql,
+    const { todo, held_back } = await todos.claimNext(
       actorOf(res),
       String(req.params.queue),
       lease_seconds,
     );
-    if (held_back) hooks.heldBack?.(held_back);
     res.json(held_back ? { todo, held_back } : { todo });
   });
 
@@ -163,17 +130,7 @@ export function todoRoutes(sql: postgres.Sql, hooks: TodoHooks = {}): Router {
   router.post('/todos/:id/complete', async (req, res) => {
     const { id } = Id.parse(req.params);
     const { lease_token, summary, result } = CompleteBody.parse(bodyOf(req.body));
-    const actor = actorOf(res);
-    const { afterComplete } = hooks;
-    const todo = await completeTodo(
-      sql,
-      actor,
-      id,
-      lease_token,
-      { summary, result },
-      afterComplete && ((tx, done) => afterComplete(tx, done, actor)),
-    );
-    res.json({ todo });
+    res.json({ todo: await todos.complete(actorOf(res), id, lease_token, { summary, result }) });
   });
 
   router.post('/todos/:id/fail', async (req, res) => {
@@ -213,13 +170,7 @@ export function todoRoutes(sql: postgres.Sql, hooks: TodoHooks = {}): Router {
   router.post('/todos/:id/reply', async (req, res) => {
     const { id } = Id.parse(req.params);
     const { text } = ReplyBody.parse(bodyOf(req.body));
-    const actor = actorOf(res);
-    const reply = await sql.begin(async (tx) => {
-      const replied = await replyToTodo(tx, actor, id, text);
-      await hooks.afterReply?.(tx, replied.todo, replied.text, actor);
-      return replied;
-    });
-    res.json(reply);
+    res.json(await todos.reply(actorOf(res), id, text));
   });
 
   router.post('/approvals', async (req, res) => {
@@ -228,9 +179,8 @@ export function todoRoutes(sql: postgres.Sql, hooks: TodoHooks = {}): Router {
     if (channel_session && !(await isOwnChannelSession(sql, channel_session, actor.name))) {
       throw new LedgerError('invalid', 'channel_session is not an open channel session of yours');
     }
-    const todo = await requestApproval(sql, actor, {
+    const todo = await todos.requestApproval(actor, {
       ...body,
-      source: source(actor),
       meta: channel_session ? { channel_session } : undefined,
     });
     res.status(201).json({ todo });

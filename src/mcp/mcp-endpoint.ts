@@ -12,17 +12,19 @@ import express, {
   type Response,
 } from 'express';
 import type postgres from 'postgres';
+import { backgroundLoop } from '../background-loop.js';
 import type { Doorbell } from '../contract/doorbell.js';
 import type { Dispatcher } from '../delivery/create-dispatcher.js';
 import { authenticate, actorOf, tokenOf } from '../http/authenticate.js';
+import { createEventStreams, type EventStream } from '../http/create-event-streams.js';
 import { tooManyStreams } from '../http/event-stream-routes.js';
 import type { Limits } from '../http/create-limits.js';
 import { limitPrincipalRate } from '../http/principal-rate-limit.js';
 import type { RevocationWatch } from '../http/revocation-watch.js';
-import type { TodoHooks } from '../http/todo-routes.js';
 import type { TokenCache } from '../http/token-cache.js';
 import type { Actor } from '../ledger/index.js';
 import type { Logger } from '../logger.js';
+import type { TodoService } from '../todos/create-todo-service.js';
 import { registerTodoTools } from './todo-tools.js';
 
 export const MCP_PATH = '/mcp';
@@ -31,8 +33,6 @@ export const MCP_PATH = '/mcp';
  * without ending their session (the SDK's close() sends no DELETE) would otherwise hold memory.
  */
 const IDLE_MS = 5 * 60_000;
-/** A comment on an open notification stream this often, so that no proxy takes it for dead. */
-const PING_MS = 15_000;
 
 /** One MCP client session: who it is, its leases, and its notification stream while open. */
 interface McpSession {
@@ -44,7 +44,7 @@ interface McpSession {
   leases: Map<number, string>;
   lastActiveAt: number;
   /** The standalone GET stream: notifications reach the client while it is open. */
-  stream?: Response;
+  stream?: EventStream;
   /** Ends the stream and detaches the session from the dispatcher. */
   closeStream?: () => void;
   /** Gives back the principal's session slot. */
@@ -67,7 +67,7 @@ export interface McpEndpointOptions {
   sql: postgres.Sql;
   tokens: TokenCache;
   log: Logger;
-  hooks: TodoHooks;
+  todos: TodoService;
   version: string;
   /** While a session's notification stream is open, the session is a consumer of wakes. */
   dispatcher: Dispatcher;
@@ -94,7 +94,7 @@ export function createMcpEndpoint({
   sql,
   tokens,
   log,
-  hooks,
+  todos,
   version,
   dispatcher,
   revocations,
@@ -103,6 +103,7 @@ export function createMcpEndpoint({
 }: McpEndpointOptions): McpEndpoint {
   const sessions = new Map<string, McpSession>();
   const jsonSchemaValidator = new AjvJsonSchemaValidator();
+  const streams = createEventStreams();
   const routes = Router();
 
   const closeSession = (session: McpSession) => {
@@ -121,7 +122,7 @@ export function createMcpEndpoint({
         jsonSchemaValidator,
       },
     );
-    registerTodoTools(server, { sql, actor: session.actor, hooks, log, leases: session.leases });
+    registerTodoTools(server, { sql, todos, actor: session.actor, log, leases: session.leases });
     // Stateless to the SDK (no session id of its own): the session is checked here.
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
@@ -137,15 +138,12 @@ export function createMcpEndpoint({
 
   /** An MCP log notification (`notifications/message`, level info) on the session's stream. */
   const notify = (session: McpSession, doorbell: Doorbell): boolean => {
-    const stream = session.stream;
-    if (!stream || stream.writableEnded || stream.destroyed) return false;
     const message = {
       jsonrpc: '2.0',
       method: 'notifications/message',
       params: { level: 'info', logger: 'switchboard', data: doorbell },
     };
-    stream.write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
-    return true;
+    return session.stream?.send('message', JSON.stringify(message)) ?? false;
   };
 
   /** The GET stream is where notifications go: attached as a consumer for as long as it is open. */
@@ -172,55 +170,50 @@ export function createMcpEndpoint({
         `Too many streams: ${tooManyStreams(limits.streams, name).message}`,
       );
     }
-    res.writeHead(200, {
-      'content-type': 'text/event-stream',
-      'cache-control': 'no-cache',
-      // A stream's connection is never reused: it closes with the stream (so a stopping server
-      // is not kept waiting for the client's idle keep-alive socket).
-      connection: 'close',
-      'x-accel-buffering': 'no',
-    });
-    res.flushHeaders();
-    session.stream = res;
     let detach: (() => Promise<void>) | undefined;
-    const ping = setInterval(() => res.write(': ping\n\n'), PING_MS);
-    // Every request of the session is authenticated on its own; the stream, once open, is not:
-    // it ends (and the session with it) the moment its token or its principal is revoked.
-    const unwatch = revocations.watch(
-      { kind: 'token', token: tokenOf(res), principalId: session.actor.principal!.id },
-      () => closeSession(session),
-    );
+    let unwatch = () => {};
     const ended = () => {
-      if (session.stream !== res) return;
+      if (session.stream !== stream) return;
       unwatch();
       releaseStream();
-      clearInterval(ping);
       session.stream = undefined;
       session.closeStream = undefined;
       session.lastActiveAt = Date.now();
       void detach?.();
     };
+    const stream = streams.open(res, { onClose: ended });
+    session.stream = stream;
+    // Every request of the session is authenticated on its own; the stream, once open, is not:
+    // it ends (and the session with it) the moment its token or its principal is revoked.
+    unwatch = revocations.watch(
+      { kind: 'token', token: tokenOf(res), principalId: session.actor.principal!.id },
+      () => closeSession(session),
+    );
     session.closeStream = () => {
       ended();
-      res.end();
+      stream.end();
     };
-    res.once('close', ended);
     const attached = await dispatcher.attach({
       principal: session.actor.principal!,
       path: 'mcp_log',
       push: (doorbell) => notify(session, doorbell),
     });
-    if (session.stream === res) detach = () => attached.detach();
+    if (session.stream === stream) detach = () => attached.detach();
     else await attached.detach();
   };
 
-  const sweep = setInterval(() => {
-    const now = Date.now();
-    for (const session of sessions.values()) {
-      if (!session.stream && now - session.lastActiveAt > IDLE_MS) closeSession(session);
-    }
-  }, 60_000);
-  sweep.unref();
+  const sweep = backgroundLoop({
+    everyMs: 60_000,
+    delayFirst: true,
+    pass: () => {
+      const now = Date.now();
+      for (const session of sessions.values()) {
+        if (!session.stream && now - session.lastActiveAt > IDLE_MS) closeSession(session);
+      }
+    },
+    onError: (error) => log.warn({ err: error }, 'closing idle MCP sessions failed'),
+  });
+  sweep.start();
 
   /** The session the request names, if it is the caller's; another principal's is unknown. */
   const sessionFor = (req: Request, res: Response): McpSession | undefined => {
@@ -298,7 +291,7 @@ export function createMcpEndpoint({
         if (session.grantId === grantId) closeSession(session);
     },
     close() {
-      clearInterval(sweep);
+      void sweep.stop();
       for (const session of [...sessions.values()]) closeSession(session);
     },
   };

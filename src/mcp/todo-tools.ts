@@ -3,30 +3,26 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type postgres from 'postgres';
 import { databaseUnavailableHint, TODO_TOOLS } from '../contract/todo-tools.js';
 import { isDatabaseUnavailable } from '../db/is-database-unavailable.js';
-import type { TodoHooks } from '../http/todo-routes.js';
 import {
-  claimNextOrHeldBack,
   claimTodo,
-  completeTodo,
-  createTodo,
   failTodo,
   getTodoWithHistory,
   heartbeatTodo,
   LedgerError,
   listTodos,
   releaseTodo,
-  replyToTodo,
-  requestApproval,
   type Actor,
   type LedgerErrorCode,
   type Todo,
 } from '../ledger/index.js';
 import type { Logger } from '../logger.js';
+import type { TodoService } from '../todos/create-todo-service.js';
 
 export interface ToolContext {
   sql: postgres.Sql;
+  /** The changes with side effects (an announced wake, a write-back). */
+  todos: TodoService;
   actor: Actor;
-  hooks: TodoHooks;
   log: Logger;
   /** Lease tokens this session got from its claims, so an agent need not carry them around. */
   leases: Map<number, string>;
@@ -70,7 +66,7 @@ function listed(todo: Todo) {
 
 /** The tools of DESIGN §5.4, bound to one principal's session. None can record a verdict. */
 export function registerTodoTools(server: McpServer, context: ToolContext): void {
-  const { sql, actor, hooks, leases, log } = context;
+  const { sql, todos, actor, leases, log } = context;
   /**
    * Runs a tool body; the ledger's refusals become `isError` results with a next step. Anything
    * else is a bug or an outage: logged, and answered without its message, which may quote SQL or
@@ -129,9 +125,8 @@ export function registerTodoTools(server: McpServer, context: ToolContext): void
 
   server.registerTool('claim_next', TODO_TOOLS.claim_next, ({ queue, lease_seconds }) =>
     run('claim_next', async () => {
-      const { todo, held_back } = await claimNextOrHeldBack(sql, actor, queue, lease_seconds);
+      const { todo, held_back } = await todos.claimNext(actor, queue, lease_seconds);
       if (held_back) {
-        hooks.heldBack?.(held_back);
         return ok(
           { todo: null, held_back },
           `no claimable todo on ${queue}: ${held_back.message}. Call claim_next again at ${held_back.next_at.toISOString()} (or when a wake for ${queue} arrives); until then, work another queue.`,
@@ -166,15 +161,7 @@ export function registerTodoTools(server: McpServer, context: ToolContext): void
     ({ todo_id, lease_token, summary, result }) =>
       run('complete_todo', async () => {
         const token = tokenFor(todo_id, lease_token);
-        const { afterComplete } = hooks;
-        const todo = await completeTodo(
-          sql,
-          actor,
-          todo_id,
-          token,
-          { summary, result },
-          afterComplete && ((tx, done) => afterComplete(tx, done, actor)),
-        );
+        const todo = await todos.complete(actor, todo_id, token, { summary, result });
         finished(todo_id);
         return ok({ todo }, `completed todo #${todo_id}`);
       }),
@@ -198,14 +185,7 @@ export function registerTodoTools(server: McpServer, context: ToolContext): void
 
   server.registerTool('create_todo', TODO_TOOLS.create_todo, (args) =>
     run('create_todo', async () => {
-      const { announce } = hooks;
-      const { todo, created } = await createTodo(
-        sql,
-        actor,
-        { ...args, source: sourceOf(actor) },
-        { announceWake: announce !== undefined },
-      );
-      if (created) announce?.([todo]);
+      const { todo, created } = await todos.create(actor, args);
       return ok(
         { todo, created },
         created ? `created todo #${todo.id}` : `todo #${todo.id} already exists with that key`,
@@ -215,11 +195,7 @@ export function registerTodoTools(server: McpServer, context: ToolContext): void
 
   server.registerTool('reply', TODO_TOOLS.reply, ({ todo_id, text: reply }) =>
     run('reply', async () => {
-      const replied = await sql.begin(async (tx) => {
-        const result = await replyToTodo(tx, actor, todo_id, reply);
-        await hooks.afterReply?.(tx, result.todo, result.text, actor);
-        return result;
-      });
+      const replied = await todos.reply(actor, todo_id, reply);
       return ok({ todo_id: replied.todo.id, text: replied.text }, `replied on todo #${todo_id}`);
     }),
   );
@@ -229,18 +205,13 @@ export function registerTodoTools(server: McpServer, context: ToolContext): void
     TODO_TOOLS.request_approval,
     ({ question, body, todo_id, ttl_seconds }) =>
       run('request_approval', async () => {
-        const todo = await requestApproval(sql, actor, {
+        const todo = await todos.requestApproval(actor, {
           question,
           body,
           about_todo_id: todo_id,
           ttl_seconds,
-          source: sourceOf(actor),
         });
         return ok({ todo }, `asked ${todo.assignee} (approval #${todo.id})`);
       }),
   );
-}
-
-function sourceOf(actor: Actor): 'mcp' | 'channel' {
-  return actor.via === 'channel' ? 'channel' : 'mcp';
 }

@@ -1,7 +1,9 @@
 import type postgres from 'postgres';
+import { backgroundLoop } from '../background-loop.js';
 import { withAdvisoryLock } from '../db/with-advisory-lock.js';
 import type { Logger } from '../logger.js';
-import { pruneOldRows, type HistoryCursor, type Pruned } from './prune-old-rows.js';
+import { type HistoryCursor } from '../ledger/index.js';
+import { pruneOldRows, type Pruned } from './prune-old-rows.js';
 
 export interface Pruner {
   start(): void;
@@ -29,7 +31,6 @@ export function createPruner(options: {
   const intervalMs = options.intervalMs ?? PRUNE_INTERVAL_MS;
   const cursor: { history: HistoryCursor | null } = { history: null };
   const stopping = new AbortController();
-  let timer: NodeJS.Timeout | undefined;
   let running: Promise<Pruned | null> | undefined;
 
   const runOnce = (): Promise<Pruned | null> => {
@@ -62,23 +63,20 @@ export function createPruner(options: {
     return running;
   };
 
-  const tick = () => {
-    runOnce()
-      .catch((error: unknown) => log.warn({ err: error }, 'retention pass failed; will try again'))
-      .finally(() => {
-        if (!stopping.signal.aborted) timer = setTimeout(tick, intervalMs).unref();
-      });
-  };
+  const loop = backgroundLoop({
+    everyMs: intervalMs,
+    pass: runOnce,
+    onError: (error) => log.warn({ err: error }, 'retention pass failed; will try again'),
+  });
 
   return {
     start() {
-      if (timer || stopping.signal.aborted) return;
-      timer = setTimeout(tick, 0).unref();
+      if (!stopping.signal.aborted) loop.start();
     },
     runOnce,
     async stop() {
       stopping.abort();
-      clearTimeout(timer);
+      await loop.stop();
       await running?.catch(() => {});
     },
   };

@@ -16,7 +16,6 @@ import { createWakeHub, type WakeHub } from '../delivery/wake-hub.js';
 import { createWakeNotifier, type WakeNotifier } from '../delivery/wake-notifier.js';
 import { createHttpApp } from '../http/create-http-app.js';
 import { createLimits, type Limits } from '../http/create-limits.js';
-import type { TodoHooks } from '../http/todo-routes.js';
 import { eventStreamRoutes, type EventStreams } from '../http/event-stream-routes.js';
 import { deliveriesRoutes } from '../intake/deliveries-routes.js';
 import {
@@ -49,16 +48,18 @@ import type {
 import { VERSION } from '../package-root.js';
 import { createChangeFeed, type ChangeFeed } from '../delivery/change-feed.js';
 import { createWebConsole, type WebConsole } from '../web/create-web-console.js';
-import type { PushTuning } from '../web/push-sender.js';
+import type { PushTuning } from '../delivery/push-sender.js';
 import { loadSecretKey } from '../sources/load-secret-key.js';
 import { createSecretBox } from '../sources/secret-box.js';
 import { sourceRoutes } from '../sources/source-routes.js';
 import { createPruner, type Pruner } from '../retention/create-pruner.js';
+import { createTodoService } from '../todos/create-todo-service.js';
 import {
   createOutbound,
   type Outbound,
   type OutboundOptions,
 } from '../outbound/create-outbound.js';
+import { backgroundLoop, type BackgroundLoop } from '../background-loop.js';
 import { assertPortFree } from './assert-port-free.js';
 import { bootstrapAdmin } from './bootstrap-admin.js';
 import { httpServerOptions, type HttpTimeouts } from './http-timeouts.js';
@@ -129,7 +130,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     signal: options.signal,
   });
   let http: Server | undefined;
-  let sweeper: NodeJS.Timeout | undefined;
+  let sweeper: BackgroundLoop | undefined;
   let outbox: OutboxDrainer | undefined;
   let reconciler: DeliveryReconciler | null = null;
   let hub: WakeHub | undefined;
@@ -149,7 +150,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   /** Responses not yet ended (event streams included, until they are closed). */
   const inFlight = new Set<ServerResponse>();
   const close = async () => {
-    clearInterval(sweeper);
+    await sweeper?.stop();
     if (http?.listening) {
       const closed = new Promise<void>((resolve) => http!.close(() => resolve()));
       streams?.closeAll();
@@ -274,11 +275,11 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       revocations,
       limits.streams,
     );
-    const hooks: TodoHooks = {
+    const todos = createTodoService(db.sql, {
       announce: wakes.announce,
       ...writeBackHooks({ github: githubApp !== null }),
       heldBack: metrics.heldBack,
-    };
+    });
     oauth = createOAuth({
       sql: db.sql,
       schema: db.schema,
@@ -293,7 +294,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       sql: db.sql,
       tokens,
       log,
-      hooks,
+      todos,
       version: VERSION,
       dispatcher,
       revocations,
@@ -307,7 +308,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       hub,
       tokens,
       revocations,
-      hooks,
+      todos,
       feed,
       publicUrl: config.publicUrl,
       address: publicAddress,
@@ -326,7 +327,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       limits,
       webhooks: intake.github,
       sourceWebhooks: intake.sources,
-      hooks,
+      todos,
       apiRoutes: [
         deliveries,
         sourceRoutes(db.sql, box, outbound.policy, publicAddress),
@@ -376,12 +377,13 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       saveWhenMissing: db.embedded,
     });
 
-    sweeper = setInterval(() => {
-      sweepTodos(db.sql).catch((error: unknown) =>
-        log.warn({ err: error }, 'sweep failed; will try again'),
-      );
-    }, options.sweepIntervalMs ?? 5000);
-    sweeper.unref();
+    sweeper = backgroundLoop({
+      everyMs: options.sweepIntervalMs ?? 5000,
+      delayFirst: true,
+      pass: () => sweepTodos(db.sql),
+      onError: (error) => log.warn({ err: error }, 'sweep failed; will try again'),
+    });
+    sweeper.start();
     outbox?.start();
     reconciler?.start();
     pruner = createPruner({

@@ -3,13 +3,13 @@ import type postgres from 'postgres';
 import type { GitHubOAuthCredentials } from '../config/server-config.js';
 import type { Dispatcher } from '../delivery/create-dispatcher.js';
 import type { WakeHub } from '../delivery/wake-hub.js';
-import type { TodoHooks } from '../http/todo-routes.js';
 import { HttpError } from '../http/http-error.js';
 import type { PrincipalSlots } from '../http/principal-slots.js';
 import type { PublicAddress } from '../http/public-address.js';
 import type { RevocationWatch } from '../http/revocation-watch.js';
 import type { TokenCache } from '../http/token-cache.js';
 import type { Logger } from '../logger.js';
+import type { TodoService } from '../todos/create-todo-service.js';
 import type { ChangeFeed } from '../delivery/change-feed.js';
 import { consoleAssets } from './console-assets.js';
 import { liveStreams } from './live-streams.js';
@@ -17,7 +17,7 @@ import { guardChanges, pageRoutes } from './page-routes.js';
 import type { Outbound } from '../outbound/create-outbound.js';
 import { loadPushKeys } from './push-keys.js';
 import { pushRoutes } from './push-routes.js';
-import { createPushSender, type PushSender, type PushTuning } from './push-sender.js';
+import { createPushSender, type PushSender, type PushTuning } from '../delivery/push-sender.js';
 import { pageRenderer, type RenderPage } from './render-page.js';
 import { securityHeaders } from './security-headers.js';
 import { serviceWorkerRoute } from './service-worker-route.js';
@@ -38,7 +38,8 @@ export interface WebConsoleOptions {
   tokens: TokenCache;
   /** Ends a page's stream when its session ends (signed out, expired, its human revoked). */
   revocations: RevocationWatch;
-  hooks?: TodoHooks;
+  /** The todo changes with side effects (a reply's write-back). */
+  todos: TodoService;
   /** The console's address as browsers see it; https makes its cookies Secure and __Host-. */
   publicUrl?: string | undefined;
   /** The base of the URLs the console gives out (sign-in links, GitHub's callback, .mcp.json). */
@@ -77,7 +78,6 @@ export interface WebConsole {
  */
 export async function createWebConsole(options: WebConsoleOptions): Promise<WebConsole> {
   const { sql, log, dispatcher, publicUrl } = options;
-  const hooks = options.hooks ?? {};
   const cookies = { secure: publicUrl?.startsWith('https:') ?? false };
   const assets = consoleAssets();
   const keys = await loadPushKeys(sql);
@@ -95,10 +95,9 @@ export async function createWebConsole(options: WebConsoleOptions): Promise<WebC
     sql,
     dispatcher,
     feed: options.feed,
-    hooks,
     log,
     revocations: options.revocations,
-    streams: options.streams,
+    slots: options.streams,
   });
   const signIn = signInRoutes({
     sql,
@@ -124,7 +123,15 @@ export async function createWebConsole(options: WebConsoleOptions): Promise<WebC
   pages.use(streams.routes);
   pages.use(pushRoutes(sql));
   if (options.morePages) pages.use(options.morePages(render, cookies));
-  pages.use(pageRoutes({ sql, hooks, render, address: options.address, tokens: options.tokens }));
+  pages.use(
+    pageRoutes({
+      sql,
+      todos: options.todos,
+      render,
+      address: options.address,
+      tokens: options.tokens,
+    }),
+  );
   pages.use((req, _res, next) =>
     next(new HttpError(404, 'not_found', `There is no page at ${req.path}.`)),
   );

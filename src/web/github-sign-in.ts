@@ -1,7 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { Db } from '../db/open-database.js';
 import type { GitHubOAuthCredentials } from '../config/server-config.js';
-import { findHumanByGithubLogin, type Principal } from '../ledger/index.js';
 
 export const GITHUB_WEB = 'https://github.com';
 export const GITHUB_API = 'https://api.github.com';
@@ -84,27 +82,4 @@ export async function readGitHubUser(
   if (!user.ok || typeof body.id !== 'number' || typeof body.login !== 'string')
     throw new GitHubSignInError(`GitHub did not say who signed in (HTTP ${user.status})`);
   return { id: body.id, login: body.login };
-}
-
-/**
- * The human a GitHub account signs in as: the one bound to its numeric id, else — the first
- * time — the human an admin added with its login, who is then bound to the id for good (so a
- * later rename, or someone else taking the old login, changes nothing).
- */
-export async function findGitHubHuman(
-  sql: Db,
-  user: { id: number; login: string },
-): Promise<Principal | undefined> {
-  const [bound] = await sql<Principal[]>`
-    select p.* from web_github_accounts a join principals p on p.id = a.principal_id
-    where a.github_user_id = ${user.id} and p.kind = 'human' and p.revoked_at is null`;
-  if (bound) return bound;
-  const human = await findHumanByGithubLogin(sql, user.login);
-  if (!human) return undefined;
-  // Only a human not bound yet is bound; one already bound to another id is someone else's.
-  const [binding] = await sql`
-    insert into web_github_accounts (principal_id, github_user_id) values (${human.id}, ${user.id})
-    on conflict do nothing
-    returning principal_id`;
-  return binding ? human : undefined;
 }

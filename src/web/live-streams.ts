@@ -1,11 +1,11 @@
-import { Router, type Response } from 'express';
+import { Router } from 'express';
 import type postgres from 'postgres';
 import type { Dispatcher } from '../delivery/create-dispatcher.js';
+import { createEventStreams } from '../http/create-event-streams.js';
 import { tooManyStreams } from '../http/event-stream-routes.js';
 import { sendError } from '../http/http-error.js';
 import type { PrincipalSlots } from '../http/principal-slots.js';
 import type { RevocationWatch } from '../http/revocation-watch.js';
-import type { TodoHooks } from '../http/todo-routes.js';
 import { LedgerError } from '../ledger/index.js';
 import type { Logger } from '../logger.js';
 import type { ChangeFeed } from '../delivery/change-feed.js';
@@ -18,7 +18,6 @@ import type { LiveItem } from './views/page-view.js';
 import { problemBody } from './views/sign-in-page.js';
 import { localPath, webRequestOf } from './web-request.js';
 
-const PING_MS = 15_000;
 /** How soon a dropped stream's browser tries again. */
 const RETRY_MS = 2000;
 
@@ -42,22 +41,20 @@ export function liveStreams({
   sql,
   dispatcher,
   feed,
-  hooks,
   log,
   revocations,
-  streams,
+  slots,
 }: {
   sql: postgres.Sql;
   dispatcher: Dispatcher;
   feed: ChangeFeed;
-  hooks: TodoHooks;
   log: Logger;
   /** Ends a stream the moment its session is signed out, expires or its human is revoked. */
   revocations: RevocationWatch;
   /** Open event streams per principal, shared with the API's and MCP's. */
-  streams: PrincipalSlots;
+  slots: PrincipalSlots;
 }): LiveStreams {
-  const open = new Set<Response>();
+  const streams = createEventStreams();
   const routes = Router();
 
   routes.get('/live', async (req, res) => {
@@ -74,42 +71,40 @@ export function liveStreams({
       return;
     }
     const rev = typeof req.query.rev === 'string' ? req.query.rev : '';
-    const release = streams.take(web.actor.name);
+    const release = slots.take(web.actor.name);
     if (!release) {
-      const refusal = tooManyStreams(streams, web.actor.name);
+      const refusal = tooManyStreams(slots, web.actor.name);
       return sendError(res, refusal.status, refusal.code, refusal.message);
     }
-    res.once('close', release);
-    res.writeHead(200, {
-      'content-type': 'text/event-stream; charset=utf-8',
-      'cache-control': 'no-store',
-      // A stream's connection is never reused: it closes with the stream (so a stopping server
-      // is not kept waiting for the client's idle keep-alive socket).
-      connection: 'close',
-      'x-accel-buffering': 'no',
+    let closed = false;
+    let unsubscribe = () => {};
+    let unwatch = () => {};
+    // A close comes on a later tick than this one, which sets `attaching` below.
+    const stream = streams.open(res, {
+      retryMs: RETRY_MS,
+      onClose: () => {
+        closed = true;
+        release();
+        unwatch();
+        unsubscribe();
+        void attaching.then((attached) => attached.detach()).catch(() => {});
+      },
     });
-    res.write(`retry: ${RETRY_MS}\n\n`);
-    open.add(res);
     // The session was checked when the stream opened, and is not again while it stays open: it
     // ends with its session, in whichever process that ended. (Its browser's next attempt is
     // then refused, and the page says it is offline.)
-    let closed = false;
-    const unwatch = revocations.watch(
+    unwatch = revocations.watch(
       { kind: 'web_session', sessionId: web.session.id, principalId: web.session.human.id },
       () => {
         closed = true;
-        res.end();
+        stream.end();
       },
     );
+    // A CR would end a data line (and so the markup) early; as a character reference it reads
+    // the same in HTML.
+    const send = (event: string, data: string) => stream.send(event, data.replace(/\r/g, '&#13;'));
 
-    const send = (event: string, data: string) => {
-      if (res.writableEnded || res.destroyed) return;
-      // A CR would end the line early; as a character reference it reads the same in HTML.
-      const lines = data.replace(/\r/g, '&#13;').split('\n');
-      res.write(`event: ${event}\n${lines.map((line) => `data: ${line}`).join('\n')}\n\n`);
-    };
-
-    const context = { sql, web, hooks, cache: new Map<string, unknown>() };
+    const context = { sql, web, cache: new Map<string, unknown>() };
     let shown: Map<string, string> | undefined;
     let waitingShown: Set<number> | undefined;
     let running = false;
@@ -183,7 +178,7 @@ export function liveStreams({
       }
     };
 
-    const unsubscribe = feed.subscribe(() => void refresh());
+    unsubscribe = feed.subscribe(() => void refresh());
     // A consumer of its human's doorbells: approvals and verdicts come at once (no queue: a page
     // never claims, so it must never take a claimable todo's ring from a consumer that would).
     const attaching = dispatcher.attach({
@@ -191,29 +186,14 @@ export function liveStreams({
       path: 'sse',
       queues: [],
       push: () => {
-        if (closed || res.writableEnded || res.destroyed) return false;
+        if (closed || !stream.open) return false;
         void refresh();
         return true;
       },
-    });
-    const ping = setInterval(() => !res.writableEnded && res.write(': ping\n\n'), PING_MS);
-    res.once('close', () => {
-      closed = true;
-      unwatch();
-      clearInterval(ping);
-      unsubscribe();
-      open.delete(res);
-      void attaching.then((attached) => attached.detach()).catch(() => {});
     });
     await attaching;
     await refresh();
   });
 
-  return {
-    routes,
-    size: () => open.size,
-    closeAll() {
-      for (const res of open) res.end();
-    },
-  };
+  return { routes, size: () => streams.size(), closeAll: () => streams.closeAll() };
 }

@@ -1,21 +1,20 @@
 import { Router, type Request, type RequestHandler, type Response } from 'express';
 import type postgres from 'postgres';
 import { z } from 'zod';
-import type { TodoHooks } from '../http/todo-routes.js';
 import type { TokenCache } from '../http/token-cache.js';
 import type { PublicAddress } from '../http/public-address.js';
+import type { TodoService } from '../todos/create-todo-service.js';
 import {
   cancelTodo,
   createAgent,
   decideApproval,
   getTodo,
-  issueToken,
   LedgerError,
   notFound,
   releaseQuarantinedTodo,
-  replyToTodo,
   revokeAgent,
   setQueueLimits,
+  vendPrincipal,
 } from '../ledger/index.js';
 import { findPage, waitingApprovals } from './console-pages.js';
 import { html } from './html.js';
@@ -27,7 +26,7 @@ import { localPath, ownOrigin, sameToken, webRequestOf, type WebRequest } from '
 
 export interface PageRouteOptions {
   sql: postgres.Sql;
-  hooks: TodoHooks;
+  todos: TodoService;
   render: RenderPage;
   /** A new agent's .mcp.json names the server by it. */
   address: PublicAddress;
@@ -105,7 +104,7 @@ export function guardChanges(publicUrl: string | undefined, render: RenderPage):
  * The pages (GET) and the forms (POST) of the console, each a thin call onto the ledger, which
  * answers a todo the human may not see exactly as a missing one.
  */
-export function pageRoutes({ sql, hooks, render, address, tokens }: PageRouteOptions): Router {
+export function pageRoutes({ sql, todos, render, address, tokens }: PageRouteOptions): Router {
   const router = Router();
   const signedIn = (res: Response): WebRequest => {
     const web = webRequestOf(res);
@@ -119,7 +118,7 @@ export function pageRoutes({ sql, hooks, render, address, tokens }: PageRouteOpt
     const web = webRequestOf(res);
     if (!web) return res.redirect(303, `/sign-in`);
     const query = new URL(req.originalUrl, 'http://x').searchParams;
-    const context = { sql, web, hooks, cache: new Map() };
+    const context = { sql, web, cache: new Map() };
     const [view, waiting] = await Promise.all([
       page.load(context, page.params, query),
       waitingApprovals(sql, web.actor),
@@ -154,7 +153,7 @@ export function pageRoutes({ sql, hooks, render, address, tokens }: PageRouteOpt
     const next = localPath(form.next, `/approvals/${id}`);
     if (!fromHtmx(req)) return res.redirect(303, next === '/' ? `/#live-approval-${id}` : next);
     const decided = await getTodo(sql, web.actor, id);
-    const card = approvalCard(await approvalFacts({ sql, web, hooks, cache: new Map() }, decided), {
+    const card = approvalCard(await approvalFacts({ sql, web, cache: new Map() }, decided), {
       csrf: web.csrf,
       next,
     });
@@ -183,10 +182,7 @@ export function pageRoutes({ sql, hooks, render, address, tokens }: PageRouteOpt
     const { id } = Id.parse(req.params);
     const { text } = ReplyForm.parse(req.body);
     // As POST /api/v1/todos/:id/reply does: a GitHub todo's reply is queued for its issue.
-    await sql.begin(async (tx) => {
-      const replied = await replyToTodo(tx, web.actor, id, text);
-      await hooks.afterReply?.(tx, replied.todo, replied.text, web.actor);
-    });
+    await todos.reply(web.actor, id, text);
     res.redirect(303, `/todos/${id}`);
   });
 
@@ -196,10 +192,9 @@ export function pageRoutes({ sql, hooks, render, address, tokens }: PageRouteOpt
     const web = signedIn(res);
     const form = AgentForm.parse(req.body);
     const queues = form.queues.split(/[\s,]+/).filter(Boolean);
-    const { agent, token } = await sql.begin(async (tx) => {
-      const agent = await createAgent(tx, web.actor, { name: form.name.trim(), queues });
-      return { agent, token: await issueToken(tx, agent.id) };
-    });
+    const { principal: agent, token } = await vendPrincipal(sql, (tx) =>
+      createAgent(tx, web.actor, { name: form.name.trim(), queues }),
+    );
     render(res, {
       title: `Agent ${agent.name}`,
       nav: 'agents',

@@ -8,10 +8,9 @@ import type { PublicAddress } from '../http/public-address.js';
 import { actorOf } from '../http/authenticate.js';
 import { clientAddressOf } from '../http/client-address.js';
 import { createFailureLimiter } from '../http/failure-limiter.js';
-import { assertHuman } from '../ledger/index.js';
+import { assertHuman, findGitHubHuman } from '../ledger/index.js';
 import {
   authorizeUrl,
-  findGitHubHuman,
   GitHubSignInError,
   readGitHubUser,
   startGitHubAttempt,

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createApiClient } from '../../src/client/api-client.js';
 import { claimNextWaiting } from '../../src/client/claim-next-waiting.js';
 import { ApiError } from '../../src/client/client-errors.js';
+import { followEventStream } from '../../src/client/follow-event-stream.js';
 import { openWakeStream } from '../../src/client/open-wake-stream.js';
 import { freePort } from '../../src/db/start-embedded-postgres.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
@@ -224,6 +225,40 @@ describe('against servers without the stream, or with a broken one', () => {
       expect(connections).toBe(2);
     } finally {
       wakes.close();
+    }
+  });
+
+  test('a stream that falls silent (not even a ping) is taken for dead and replaced', async () => {
+    // What the channel now shares with the worker: its stream used to be trusted however long
+    // it said nothing, so a connection that died without a word went unnoticed.
+    let connections = 0;
+    handle = (res) => {
+      connections++;
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write('event: ready\ndata: {}\n\n');
+    };
+    const stop = new AbortController();
+    const lost: string[] = [];
+    const readies: number[] = [];
+    const following = followEventStream({
+      credentials: { url, token: 'sbk_x' },
+      client: 'channel',
+      signal: stop.signal,
+      silenceMs: 300,
+      onEvent: (event) => {
+        if (event === 'ready') readies.push(connections);
+      },
+      onLost: (error) => {
+        lost.push(error.message);
+        return true;
+      },
+    });
+    try {
+      await expect.poll(() => readies, { timeout: 10_000 }).toEqual([1, 2]);
+      expect(lost[0]).toMatch(/closed the event stream|cannot reach/);
+    } finally {
+      stop.abort();
+      await following;
     }
   });
 });

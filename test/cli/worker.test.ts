@@ -1,4 +1,4 @@
-import { mkdir, readFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -266,4 +266,94 @@ describe.concurrent('a server that is not there yet', () => {
     expect(result.stderr).not.toContain('waiting');
     expect(result.stderr.trimEnd().split('\n')).toHaveLength(1);
   });
+});
+
+describe.concurrent('a server that restarts while a command runs', () => {
+  /**
+   * A worker of `queue` whose command finishes (exit 0) once its todo's file appears, on a server
+   * of its own (a second process on the run's database) that the test stops and starts again on
+   * the same port.
+   */
+  async function workerOnItsOwnServer(queue: string, flags: string[] = []) {
+    const dir = join(home.dir, queue);
+    await mkdir(dir, { recursive: true });
+    const port = await freePort();
+    let current: TestServer | undefined = await startTestServer({ schema: server.schema, port });
+    const script = `
+      const file = ${JSON.stringify(dir)} + '/' + process.env.SWITCHBOARD_TODO_ID;
+      const wait = () => require('node:fs').existsSync(file) ? console.log('finished') : setTimeout(wait, 50);
+      wait();`;
+    const worker = startWorker(queue, script, flags, {
+      ...admin,
+      SWITCHBOARD_URL: `http://127.0.0.1:${port}`,
+    });
+    await worker.waitFor(new RegExp(`^working ${queue} with `, 'm'), 30_000);
+    return {
+      worker,
+      finish: (id: number) => writeFile(join(dir, String(id)), ''),
+      async stopServer() {
+        await current?.stop();
+        current = undefined;
+      },
+      async startServer() {
+        current = await startTestServer({ schema: server.schema, port });
+      },
+    };
+  }
+
+  test('regression: a worker that finished its command while the server was restarting died; it completes the todo once the server is back, and keeps working', async ({
+    expect,
+  }) => {
+    const { worker, finish, stopServer, startServer } = await workerOnItsOwnServer('restart-q');
+    try {
+      const { id } = await createTodo('restart-q', 'finished while the server restarts');
+      await worker.waitFor(`#${id} claimed`);
+      await stopServer();
+      await finish(id);
+      await expect
+        .poll(() => worker.stderr, { timeout: 20_000 })
+        .toContain(`#${id} is finished but cannot be reported`);
+      expect(worker.child.exitCode).toBeNull();
+      await startServer();
+      await worker.waitFor(`#${id} done (exit 0 in `, 30_000);
+      expect((await getTodo(id)).todo).toMatchObject({ state: 'done', summary: 'finished' });
+      // And it goes on working.
+      const next = await createTodo('restart-q', 'after the restart');
+      await finish(next.id);
+      await worker.waitFor(`#${next.id} done (exit 0 in `);
+      worker.child.kill('SIGTERM');
+      expect((await worker.done).code).toBe(0);
+    } finally {
+      await stopServer();
+    }
+  }, 120_000);
+
+  test('regression: a result the server cannot take before its lease ends is given up with one line, and the worker keeps working', async ({
+    expect,
+  }) => {
+    // Long enough for the server to stop and the command to finish within it, under load too.
+    const { worker, finish, stopServer, startServer } = await workerOnItsOwnServer('give-up-q', [
+      '--lease',
+      '10',
+    ]);
+    try {
+      const { id } = await createTodo('give-up-q', 'finished while the server is away');
+      await worker.waitFor(`#${id} claimed`);
+      await stopServer();
+      await finish(id);
+      await expect
+        .poll(() => worker.stderr, { timeout: 30_000 })
+        .toContain(`#${id} not reported: its lease ended`);
+      expect(worker.stderr.match(new RegExp(`#${id} not reported`, 'g'))).toHaveLength(1);
+      expect(worker.child.exitCode).toBeNull();
+      await startServer();
+      const next = await createTodo('give-up-q', 'after the outage');
+      await finish(next.id);
+      await worker.waitFor(`#${next.id} done (exit 0 in `, 30_000);
+      worker.child.kill('SIGTERM');
+      expect((await worker.done).code).toBe(0);
+    } finally {
+      await stopServer();
+    }
+  }, 120_000);
 });

@@ -11,6 +11,7 @@ import { freePort } from '../../src/db/start-embedded-postgres.js';
 import { actorFor, type Principal } from '../../src/ledger/index.js';
 import { silentLogger } from '../../src/logger.js';
 import { registerTodoTools } from '../../src/mcp/todo-tools.js';
+import { createTodoService } from '../../src/todos/create-todo-service.js';
 import { createCliHome, runCli, type CliHome } from '../cli/support/run-cli.js';
 import { startClaudeCode, type ClaudeCode } from '../support/claude-code-client.js';
 import { startOwnPostgres, type OwnPostgres } from '../support/own-postgres.js';
@@ -137,8 +138,8 @@ describe('with the database stopped', () => {
     };
     registerTodoTools(mcp, {
       sql,
+      todos: createTodoService(sql),
       actor: actorFor(principal, 'mcp'),
-      hooks: {},
       log: silentLogger,
       leases: new Map(),
     });

@@ -1,4 +1,4 @@
-import { EventSourceParserStream } from 'eventsource-parser/stream';
+import { readServerSentEvents } from '../../src/client/read-server-sent-events.js';
 
 export interface StreamEvent {
   event: string;
@@ -29,12 +29,9 @@ export async function openEventStream(
   const events: StreamEvent[] = [];
   const waiters = new Set<() => void>();
   void (async () => {
-    const parsed = response
-      .body!.pipeThrough(new TextDecoderStream())
-      .pipeThrough(new EventSourceParserStream());
     try {
-      for await (const { event, data } of parsed) {
-        if (event) events.push({ event, data: JSON.parse(data) });
+      for await (const { event, data } of readServerSentEvents(response.body!)) {
+        events.push({ event, data: JSON.parse(data) });
         for (const wake of waiters) wake();
       }
     } catch {

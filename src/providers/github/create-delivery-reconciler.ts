@@ -1,4 +1,5 @@
 import type postgres from 'postgres';
+import { backgroundLoop } from '../../background-loop.js';
 import type { ProbotOctokit } from 'probot';
 import { withAdvisoryLock } from '../../db/with-advisory-lock.js';
 import { conflict } from '../../ledger/index.js';
@@ -24,7 +25,6 @@ export function createDeliveryReconciler(options: {
 }): DeliveryReconciler {
   const { sql, log, tuning } = options;
   const stopping = new AbortController();
-  let timer: NodeJS.Timeout | undefined;
   const inFlight = new Set<Promise<unknown>>();
 
   const pass = (sinceMs: number) => async () =>
@@ -56,26 +56,22 @@ export function createDeliveryReconciler(options: {
     else log.debug(fields, "reconciled GitHub's delivery log: nothing missing");
   };
 
-  const tick = () => {
-    track(background())
-      .catch((error: unknown) =>
-        // The message only: an Octokit error carries its request, JWT and all.
-        log.warn(
-          { error: error instanceof Error ? error.message : String(error) },
-          "reconciling GitHub's delivery log failed; will try again",
-        ),
-      )
-      .finally(() => {
-        if (!stopping.signal.aborted && tuning.intervalMs > 0)
-          timer = setTimeout(tick, tuning.intervalMs).unref();
-      });
-  };
+  const loop = backgroundLoop({
+    everyMs: tuning.intervalMs,
+    pass: () => track(background()),
+    onError: (error) =>
+      // The message only: an Octokit error carries its request, JWT and all.
+      log.warn(
+        { error: error instanceof Error ? error.message : String(error) },
+        "reconciling GitHub's delivery log failed; will try again",
+      ),
+  });
 
   return {
     start() {
       // With no interval, passes are by hand only.
-      if (timer || stopping.signal.aborted || tuning.intervalMs <= 0) return;
-      timer = setTimeout(tick, 0).unref();
+      if (stopping.signal.aborted || tuning.intervalMs <= 0) return;
+      loop.start();
     },
     async run(sinceMs) {
       const outcome = await track(
@@ -93,7 +89,7 @@ export function createDeliveryReconciler(options: {
     },
     async stop() {
       stopping.abort();
-      clearTimeout(timer);
+      await loop.stop();
       await Promise.allSettled([...inFlight]);
     },
   };

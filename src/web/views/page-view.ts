@@ -1,5 +1,4 @@
 import type postgres from 'postgres';
-import type { TodoHooks } from '../../http/todo-routes.js';
 import type { Html } from '../html.js';
 import type { WebRequest } from '../web-request.js';
 
@@ -30,7 +29,6 @@ export interface PageView {
 export interface ViewContext {
   sql: postgres.Sql;
   web: WebRequest;
-  hooks: TodoHooks;
   /** Rendered fragments that cannot change any more (finished approvals), per page or stream. */
   cache: Map<string, unknown>;
 }

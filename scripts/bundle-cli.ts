@@ -118,7 +118,9 @@ const oclifEdits: Plugin = {
       esbuild.onLoad({ filter: file }, async ({ path }) => {
         const source = await readFile(path, 'utf8');
         if (!source.includes(from)) {
-          throw new Error(`${path} no longer has ${JSON.stringify(from)}: see cli/bundle-cli.ts`);
+          throw new Error(
+            `${path} no longer has ${JSON.stringify(from)}: see scripts/bundle-cli.ts`,
+          );
         }
         return { contents: source.replace(from, to), loader: 'js' };
       });

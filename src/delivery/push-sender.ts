@@ -1,11 +1,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type postgres from 'postgres';
 import webpush, { WebPushError } from 'web-push';
-import type { WakeHub } from '../delivery/wake-hub.js';
-import { systemActor, type Wake } from '../ledger/index.js';
+import { backgroundLoop } from '../background-loop.js';
+import type { WakeHub } from './wake-hub.js';
+import { recordEvent, systemActor, type Wake } from '../ledger/index.js';
 import type { Logger } from '../logger.js';
 import { failureOf, isOutboundRefused, type Outbound } from '../outbound/create-outbound.js';
-import type { PushKeys } from './push-keys.js';
 
 export interface PushTuning {
   /** How often ended approvals are closed and approvals whose wake was missed are sent (ms). */
@@ -69,7 +69,8 @@ export function createPushSender({
 }: {
   sql: postgres.Sql;
   hub: WakeHub;
-  keys: PushKeys;
+  /** The server's VAPID key pair (the console keeps it: src/web/push-keys.ts). */
+  keys: { publicKey: string; privateKey: string };
   /** The VAPID contact the push services see: an https URL or a mailto: address. */
   subject: string;
   log: Logger;
@@ -224,18 +225,20 @@ export function createPushSender({
     }
     if (outcome !== 'delivered')
       log.warn({ todo_id: target.todo_id, service, outcome }, 'a web push was not delivered');
-    await sql`
-      insert into todo_events (todo_id, actor_kind, actor, via, action, data)
-      values (${target.todo_id}, 'system', ${ACTOR.name}, ${ACTOR.via}, 'notified',
-              ${sql.json({
-                principal: target.assignee,
-                path: 'web_push',
-                push: message.type,
-                subscription: target.subscription_id,
-                service,
-                outcome,
-                tries,
-              })})`;
+    await recordEvent(sql, {
+      todoId: target.todo_id,
+      actor: ACTOR,
+      action: 'notified',
+      data: {
+        principal: target.assignee,
+        path: 'web_push',
+        push: message.type,
+        subscription: target.subscription_id,
+        service,
+        outcome,
+        tries,
+      },
+    });
   };
 
   const send = async (target: Target, message: PushMessage, ttl: number): Promise<Attempt> => {
@@ -286,17 +289,22 @@ export function createPushSender({
     for (const { id } of missed) await open(id);
   };
 
+  const sweeping = backgroundLoop({
+    everyMs: sweepMs,
+    delayFirst: true,
+    pass: sweep,
+    onError: (error) => log.warn({ err: error }, 'a web push sweep failed; the next tries again'),
+  });
   const unsubscribe = hub.subscribe(onWake);
-  const unlisten = hub.onListen(() => track(sweep()));
-  const timer = setInterval(() => track(sweep()), sweepMs);
-  timer.unref();
+  const unlisten = hub.onListen(() => sweeping.kick());
+  sweeping.start();
 
   return {
     async stop() {
       stopping.abort();
-      clearInterval(timer);
       unsubscribe();
       unlisten();
+      await sweeping.stop();
       await Promise.allSettled([...inFlight]);
     },
   };

@@ -1,0 +1,103 @@
+import type postgres from 'postgres';
+import {
+  claimNextOrHeldBack,
+  completeTodo,
+  createTodo,
+  replyToTodo,
+  requestApproval,
+  type Actor,
+  type ApprovalRequest,
+  type Completion,
+  type ClaimNextAnswer,
+  type CreatedTodo,
+  type HeldBack,
+  type NewTodo,
+  type Todo,
+  type TodoSource,
+} from '../ledger/index.js';
+
+/** What other parts of the server do when a todo changes, inside the same transaction. */
+export interface TodoHooks {
+  /**
+   * Announces the wakes of new todos after their commit (src/delivery/wake-notifier.ts); with
+   * it, creates do not NOTIFY inside their own commit. Without it, the database's trigger does.
+   */
+  announce?: (todos: Todo[]) => void;
+  /** A todo was completed (e.g. GitHub write-back queues the summary as a comment). */
+  afterComplete?: (tx: postgres.TransactionSql, todo: Todo, actor: Actor) => Promise<void>;
+  /** Someone replied on a todo (e.g. GitHub write-back queues the reply as a comment). */
+  afterReply?: (
+    tx: postgres.TransactionSql,
+    todo: Todo,
+    text: string,
+    actor: Actor,
+  ) => Promise<void>;
+  /** A claim found its queue at a limit (e.g. counted in /metrics). */
+  heldBack?: (heldBack: HeldBack) => void;
+}
+
+/**
+ * The ledger's operations that carry side effects, each bound once to them: every adapter (the
+ * JSON API, MCP, the console) calls these rather than the ledger where a hook must run with it.
+ */
+export interface TodoService {
+  /** A todo from a person or an agent; a new one's wake is announced after its commit. */
+  create(actor: Actor, input: Omit<NewTodo, 'source'>): Promise<CreatedTodo>;
+  /** Claims the queue's next todo, or says when its limits let one be claimed again. */
+  claimNext(actor: Actor, queue: string, leaseSeconds?: number): Promise<ClaimNextAnswer>;
+  /** Completes a claimed todo; `afterComplete` commits with it or not at all. */
+  complete(actor: Actor, id: number, leaseToken: string, completion: Completion): Promise<Todo>;
+  /** A reply on a todo's history; `afterReply` commits with it or not at all. */
+  reply(actor: Actor, id: number, text: string): Promise<{ todo: Todo; text: string }>;
+  /** An approval asked by a person or an agent, recorded as coming from where they are. */
+  requestApproval(actor: Actor, input: Omit<ApprovalRequest, 'source'>): Promise<Todo>;
+}
+
+/** The todo service over `sql`, with the server's hooks (none in a test that needs none). */
+export function createTodoService(sql: postgres.Sql, hooks: TodoHooks = {}): TodoService {
+  const { announce, afterComplete, afterReply, heldBack } = hooks;
+  return {
+    async create(actor, input) {
+      const created = await createTodo(
+        sql,
+        actor,
+        { ...input, source: sourceOf(actor) },
+        { announceWake: announce !== undefined },
+      );
+      if (created.created) announce?.([created.todo]);
+      return created;
+    },
+
+    async claimNext(actor, queue, leaseSeconds) {
+      const answer = await claimNextOrHeldBack(sql, actor, queue, leaseSeconds);
+      if (answer.held_back) heldBack?.(answer.held_back);
+      return answer;
+    },
+
+    complete: (actor, id, leaseToken, completion) =>
+      // Without a hook, no transaction of its own: concurrent completions share one statement.
+      completeTodo(
+        sql,
+        actor,
+        id,
+        leaseToken,
+        completion,
+        afterComplete && ((tx, done) => afterComplete(tx, done, actor)),
+      ),
+
+    reply: (actor, id, text) =>
+      sql.begin(async (tx) => {
+        const replied = await replyToTodo(tx, actor, id, text);
+        await afterReply?.(tx, replied.todo, replied.text, actor);
+        return replied;
+      }),
+
+    requestApproval: (actor, input) =>
+      requestApproval(sql, actor, { ...input, source: sourceOf(actor) }),
+  };
+}
+
+/** Where a todo made by a person or an agent comes from: the client they used, else the API. */
+function sourceOf(actor: Actor): TodoSource {
+  return actor.via === 'cli' || actor.via === 'mcp' || actor.via === 'channel' ? actor.via : 'api';
+}
