@@ -75,6 +75,8 @@ interface Ledger {
   dir: string;
   loadSeconds: number;
   rows: Record<string, number>;
+  /** The five tables with their indexes, on disk. */
+  bytes: number;
 }
 
 export interface GrowthResult {
@@ -83,6 +85,8 @@ export interface GrowthResult {
   load: [number, number];
   loadSeconds: [number, number];
   rows: Record<string, number>;
+  /** The big ledger's tables and indexes on disk. */
+  bytes: number;
   paths: { key: OpKey; label: string; small: Distribution; large: Distribution; ratio: number }[];
 }
 
@@ -154,6 +158,7 @@ export async function runGrowthBenchmark(
       load: [loadAtStart, machineLoad()],
       loadSeconds: [small.loadSeconds, big.loadSeconds],
       rows: big.rows,
+      bytes: big.bytes,
       paths: OPS.map((key) => {
         const s = distribution(samples.get(`${key}:${SMALL}`)!);
         const l = distribution(samples.get(`${key}:${large}`)!);
@@ -269,17 +274,19 @@ async function buildLedger(url: string, schema: string, todos: number): Promise<
   });
   await sql`vacuum analyze todos, todo_events, deliveries, outbox, todo_rings`;
   const rows: Record<string, number> = {};
+  let bytes = 0;
   for (const table of ['todos', 'todo_events', 'deliveries', 'outbox', 'todo_rings']) {
-    const [{ n }] = await sql<[{ n: number }]>`
-      select reltuples::bigint::int as n from pg_class
+    const [{ n, size }] = await sql<[{ n: number; size: string }]>`
+      select reltuples::bigint::int as n, pg_total_relation_size(oid)::text as size from pg_class
       where oid = ${`${schema}.${table}`}::regclass`;
     rows[table] = n;
+    bytes += Number(size);
   }
   const loadSeconds = (performance.now() - started) / 1000;
   progress(`${schema}: ${loadSeconds.toFixed(0)} s (${JSON.stringify(rows)})`);
   const dir = await mkdtemp(join(tmpdir(), 'switchboard-bench-growth-'));
   const server = await startBenchServer({ url, schema, dir, webhookSecret: SECRET });
-  return { todos, schema, sql, human, agent, server, dir, loadSeconds, rows };
+  return { todos, schema, sql, human, agent, server, dir, loadSeconds, rows, bytes };
 }
 
 /** `count` fresh pending todos on q00 (with their history and ring rows), for the claims. */
@@ -333,7 +340,8 @@ export function formatGrowthTable(result: GrowthResult): string {
     '',
     `rows at ${formatCount(large)}: ${Object.entries(result.rows)
       .map(([table, n]) => `${table} ${formatCount(n)}`)
-      .join(', ')}`,
+      .join(', ')}; on disk with their indexes ${formatCount(result.bytes / 2 ** 20)} MiB, ` +
+      `${formatCount(result.bytes / large)} bytes per todo`,
     '',
     `| path | p50 / p99 ms at ${formatCount(small)} | p50 / p99 ms at ${formatCount(large)} | p50 ratio |`,
     '| --- | ---: | ---: | ---: |',
