@@ -39,7 +39,7 @@ RUN groupadd --system --gid 10001 switchboard \
 WORKDIR /app
 # What the npm package ships (package.json "files"), owned by root: the server cannot change
 # its own code.
-COPY --from=build /app/package.json /app/oclif.manifest.json ./
+COPY --from=build /app/package.json /app/oclif.manifest.json /app/app.yml ./
 COPY --from=build /app/bin/ bin/
 COPY --from=build /app/dist/ dist/
 COPY --from=build /app/migrations/ migrations/

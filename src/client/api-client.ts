@@ -119,6 +119,21 @@ export interface NewHuman {
   is_admin?: boolean | undefined;
 }
 
+/** The GitHub App a server uses: the environment's (APP_ID), or the one `github setup` stored. */
+export type GitHubAppInUse =
+  | { source: 'environment' }
+  | {
+      source: 'setup';
+      id: string;
+      slug: string;
+      name: string;
+      html_url: string;
+      owner: string | null;
+      install_url: string;
+      created_by: string;
+      created_at: string;
+    };
+
 export type ApiClient = ReturnType<typeof createApiClient>;
 
 /**
@@ -259,6 +274,26 @@ export function createApiClient(credentials: Credentials, options: ApiClientOpti
         { since_seconds: sinceSeconds },
         5 * 60_000,
       ),
+
+    /** A one-time link to the console's GitHub App setup page (admins). */
+    githubSetup: (org?: string) =>
+      post<{ url: string; expires_at: string; requested_at: string }>(
+        '/github/setup',
+        org ? { org } : {},
+      ),
+    /** The App in use; with `wait`, up to that many seconds for one set up after `after`. */
+    githubApp(options: { wait?: number; after?: string } = {}) {
+      const query = new URLSearchParams();
+      if (options.wait) query.set('wait', String(options.wait));
+      if (options.after) query.set('after', options.after);
+      const search = query.size ? `?${query.toString()}` : '';
+      return call<{ app: GitHubAppInUse | null }>(
+        'GET',
+        `/github/app${search}`,
+        undefined,
+        ((options.wait ?? 0) + 30) * 1000,
+      );
+    },
 
     listHumans: () => call<{ humans: Principal[] }>('GET', '/humans'),
     addHuman: (input: NewHuman) => post<{ human: Principal; token: string }>('/humans', input),

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { parseAllowList } from '../outbound/outbound-policy.js';
 import { parseSecretKey } from '../sources/load-secret-key.js';
 import { DEFAULT_LIMITS, type LimitSettings } from '../http/limit-settings.js';
+import { gitHubHost, type GitHubHost } from '../providers/github/github-host.js';
 import { defaultCredentialsFile, defaultDataDir } from './paths.js';
 
 export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
@@ -26,6 +27,14 @@ export interface ServerConfig {
   github: GitHubAppCredentials | undefined;
   /** The web console's "Sign in with GitHub" (the App's OAuth client); without it, links only. */
   githubOAuth?: GitHubOAuthCredentials | undefined;
+  /** GHE_HOST and GHE_PROTOCOL: a GitHub Enterprise Server instead of github.com. */
+  githubHost?: GitHubHost | undefined;
+  /**
+   * WEBHOOK_PROXY_URL (Probot's name): a smee.io channel the server listens to and forwards to
+   * its own /api/github/webhooks, for a machine GitHub cannot reach; also the App's webhook URL
+   * in `switchboard github setup`.
+   */
+  webhookProxyUrl?: string | undefined;
   /**
    * SWITCHBOARD_PUBLIC_URL: the server's address as its clients see it (e.g. https://… behind a
    * proxy). Every URL switchboard prints or sends is built on it (unset: on the address it
@@ -84,6 +93,15 @@ const Env = z.object({
   APP_ID: z.string().regex(/^\d+$/, 'must be the numeric App ID').optional(),
   GITHUB_CLIENT_ID: z.string().min(1).optional(),
   GITHUB_CLIENT_SECRET: z.string().min(1).optional(),
+  GHE_HOST: z
+    .string()
+    .regex(
+      /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+)(:\d{1,5})?$/,
+      'must be a host name, with a port if need be (ghe.example.com), not a URL',
+    )
+    .optional(),
+  GHE_PROTOCOL: z.enum(['http', 'https']).default('https'),
+  WEBHOOK_PROXY_URL: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
   SWITCHBOARD_PUBLIC_URL: z
     .url({ protocol: /^https?$/, error: 'must be an http(s) URL' })
     .transform((url) => url.replace(/\/+$/, ''))
@@ -232,6 +250,8 @@ export function loadServerConfig(
       vars.GITHUB_CLIENT_ID && vars.GITHUB_CLIENT_SECRET
         ? { clientId: vars.GITHUB_CLIENT_ID, clientSecret: vars.GITHUB_CLIENT_SECRET }
         : undefined,
+    githubHost: gitHubHost(vars.GHE_HOST, vars.GHE_PROTOCOL),
+    webhookProxyUrl: vars.WEBHOOK_PROXY_URL,
     publicUrl: vars.SWITCHBOARD_PUBLIC_URL,
     metricsToken: vars.SWITCHBOARD_METRICS_TOKEN,
     secretKey: vars.SWITCHBOARD_SECRET_KEY,

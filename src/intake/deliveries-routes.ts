@@ -39,9 +39,9 @@ const ReconcileBody = z.strictObject({
 });
 
 export interface DeliveriesRouteOptions {
-  /** Null when reconcile is off; `reconcileOff` says why. */
   reconciler: DeliveryReconciler | null;
-  reconcileOff: string;
+  /** Why reconcile is off now (no App credentials yet, no webhook secret), or null. */
+  reconcileOff: () => string | null;
   /** For `explain`: the providers' clients (GitHub's App reads a repository's rules file). */
   clients: ProviderClients;
   /** How long `explain` gives a repository's rules file. */
@@ -71,7 +71,9 @@ export function deliveriesRoutes(sql: postgres.Sql, options: DeliveriesRouteOpti
     const actor = actorOf(res);
     if (actor.kind !== 'human' || !actor.principal.is_admin)
       throw forbidden("only an admin may reconcile GitHub's delivery log");
-    if (!options.reconciler) throw new HttpError(503, 'reconcile_off', options.reconcileOff);
+    const off = options.reconcileOff();
+    if (!options.reconciler || off)
+      throw new HttpError(503, 'reconcile_off', off ?? 'reconcile is off on this server');
     try {
       const report = await options.reconciler.run(
         (body.since_seconds ?? GITHUB_LOG_WINDOW_MS / 1000) * 1000,

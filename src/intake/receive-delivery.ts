@@ -43,8 +43,11 @@ export interface IntakeOptions {
   log: Logger;
   metrics: Metrics;
   clients: ProviderClients;
-  /** WEBHOOK_SECRET: without it every GitHub delivery is refused (503). */
-  githubSecret: string | undefined;
+  /**
+   * The App's webhook secret as it is now (WEBHOOK_SECRET, or the App `github setup` stored):
+   * without one every GitHub delivery is refused (503).
+   */
+  githubSecret: () => string | undefined;
   /** Opens the sources' secrets; null (no server key): every source's delivery is refused (503). */
   box: SecretBox | null;
   /** Announces new todos' wakes after their commit (src/delivery/wake-notifier.ts). */
@@ -111,7 +114,8 @@ export function createIntake(options: IntakeOptions): Intake {
   const { sql, log } = options;
 
   const github = (): Origin => {
-    if (!options.githubSecret) {
+    const secret = options.githubSecret();
+    if (!secret) {
       throw new Refused(
         503,
         'webhooks_disabled',
@@ -121,7 +125,7 @@ export function createIntake(options: IntakeOptions): Intake {
     return {
       name: 'github',
       provider: providerFor('github'),
-      secrets: [options.githubSecret],
+      secrets: [secret],
       owner: null,
       rules: null,
       tuning: options.tuning.github,

@@ -27,6 +27,7 @@ export async function claimDueWriteBack(
   leaseMs: number,
   sendable: { github: boolean; sources: boolean },
 ): Promise<OutboxRow | undefined> {
+  if (!sendable.github && !sendable.sources) return undefined;
   const which =
     sendable.github && sendable.sources
       ? sql`true`

@@ -46,7 +46,6 @@ export function createOutboxSender(options: {
   tuning: WriteBackTuning;
 }): OutboxDrainer {
   const { sql, log, clients, box, tuning } = options;
-  const sendable = { github: clients.github !== null, sources: box !== null };
 
   /** A source's API and token, as the registry has them now. */
   async function apiOf(name: string): Promise<SourceApi> {
@@ -95,7 +94,12 @@ export function createOutboxSender(options: {
   }
 
   return drainOutbox({
-    claim: () => claimDueWriteBack(sql, tuning.leaseMs, sendable),
+    // Asked at each claim: the App's credentials may arrive while the server runs.
+    claim: () =>
+      claimDueWriteBack(sql, tuning.leaseMs, {
+        github: clients.github !== null,
+        sources: box !== null,
+      }),
     attempt,
     pollIntervalMs: tuning.pollIntervalMs,
     log,

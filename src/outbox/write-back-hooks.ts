@@ -13,8 +13,8 @@ import { COMMENT_MAX, enqueueWriteBack } from './enqueue-write-back.js';
  * whose it is; a todo from anywhere else (the CLI, the API) writes back nowhere.
  */
 export function writeBackHooks(options: {
-  /** Whether the App's credentials are here (without them nothing goes back to GitHub). */
-  github: boolean;
+  /** Whether the App's credentials are here now (without them nothing goes back to GitHub). */
+  github: () => boolean;
 }): Required<Pick<TodoHooks, 'afterComplete' | 'afterReply'>> {
   async function queue(
     tx: postgres.TransactionSql,
@@ -24,7 +24,7 @@ export function writeBackHooks(options: {
     only?: { rule: string },
   ): Promise<void> {
     const provider = providerOfKind(todo.source);
-    if (!provider?.writeBack || (provider.kind === 'github' && !options.github)) return;
+    if (!provider?.writeBack || (provider.kind === 'github' && !options.github())) return;
     const destination = provider.writeBack.destinationOf(todo);
     if (!destination || (only && destination.rule !== only.rule)) return;
     const footer = provider.writeBack.footer(line);

@@ -248,13 +248,17 @@ export interface Provider<Rules = unknown> {
     /** One write-back; throws FinalSendError for an answer retrying cannot change. */
     send(request: WriteBackRequest, clients: ProviderClients, api: SourceApi | null): Promise<void>;
   };
-  /** Reconcile with the provider's delivery log; null when its client cannot read it. */
+  /**
+   * Reconcile with the provider's delivery log, through its client as it is at each pass; a
+   * background pass is skipped while `off` says why it cannot run (the client may come later).
+   */
   reconciler?(options: {
     sql: postgres.Sql;
     log: Logger;
     clients: ProviderClients;
+    off: () => string | null;
     tuning?: Partial<ReconcileTuning>;
-  }): DeliveryReconciler | null;
+  }): DeliveryReconciler;
 }
 
 /** A header's one value: a header sent twice is not one a provider sends. */

@@ -39,7 +39,15 @@ import {
 import type { OutboxDrainer } from '../outbox/drain-outbox.js';
 import { writeBackHooks } from '../outbox/write-back-hooks.js';
 import { providerFor } from '../providers/by-kind/provider-for.js';
-import { createGitHubApp } from '../providers/github/create-github-app.js';
+import {
+  createGitHubCredentials,
+  type GitHubCredentials,
+} from '../providers/github/github-app-credentials.js';
+import {
+  forwardWebhookProxy,
+  type WebhookProxy,
+} from '../providers/github/forward-webhook-proxy.js';
+import { GITHUB_DOT_COM } from '../providers/github/github-host.js';
 import type {
   DeliveryReconciler,
   ProviderClients,
@@ -48,6 +56,7 @@ import type {
 import { VERSION } from '../package-root.js';
 import { createChangeFeed, type ChangeFeed } from '../delivery/change-feed.js';
 import { createWebConsole, type WebConsole } from '../web/create-web-console.js';
+import { githubSetupRoutes } from '../web/github-setup-routes.js';
 import type { PushTuning } from '../delivery/push-sender.js';
 import { loadSecretKey } from '../sources/load-secret-key.js';
 import { createSecretBox } from '../sources/secret-box.js';
@@ -147,6 +156,8 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   let outbound: Outbound | undefined;
   let limits: Limits | undefined;
   let oauth: OAuth | undefined;
+  let github: GitHubCredentials | undefined;
+  let webhookProxy: WebhookProxy | undefined;
   /** Responses not yet ended (event streams included, until they are closed). */
   const inFlight = new Set<ServerResponse>();
   const close = async () => {
@@ -163,6 +174,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       await closed;
     }
     feed?.close();
+    await webhookProxy?.close();
     await Promise.all([outbox?.stop(), reconciler?.stop(), pruner?.stop(), web?.push.stop()]);
     await wakes?.close();
     await dispatcher?.close();
@@ -171,6 +183,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     await oauth?.close();
     await tokens?.close();
     await revocations?.close();
+    await github?.close();
     limits?.close();
     await db.close();
   };
@@ -183,40 +196,55 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     tokens = await createTokenCache(db.sql, db.schema, log);
     revocations = await createRevocationWatch(db.sql, db.schema, log);
     wakes = createWakeNotifier(db.sql, db.schema, log);
-    const githubApp = config.github
-      ? createGitHubApp({ app: config.github, log, Octokit: options.Octokit })
-      : null;
-    const clients: ProviderClients = { outbound, github: githubApp };
-    if (!config.webhookSecret)
-      log.warn({}, 'WEBHOOK_SECRET is not set: every GitHub delivery will be refused');
-    if (!config.github)
-      log.info(
-        {},
-        'no GitHub App credentials (APP_ID, PRIVATE_KEY): GitHub write-back and reconcile are off',
-      );
     const secretKey = await loadSecretKey({
       secretKey: config.secretKey,
       embedded: db.embedded,
       dataDir: config.dataDir,
     });
-    if (!secretKey) log.info({}, 'no SWITCHBOARD_SECRET_KEY with DATABASE_URL: sources are off');
+    if (!secretKey)
+      log.info({}, 'no SWITCHBOARD_SECRET_KEY with DATABASE_URL: sources and github setup are off');
     const box = secretKey ? createSecretBox(secretKey) : null;
+    // The environment's App, else the one `switchboard github setup` stored, taken up by every
+    // process as soon as it is: whoever reads `clients.github` gets the App as it is now.
+    const gh = (github = await createGitHubCredentials({
+      sql: db.sql,
+      schema: db.schema,
+      log,
+      box,
+      env: { app: config.github, webhookSecret: config.webhookSecret, oauth: config.githubOAuth },
+      host: config.githubHost ?? GITHUB_DOT_COM,
+      Octokit: options.Octokit,
+    }));
+    const clients: ProviderClients = {
+      outbound,
+      get github() {
+        return gh.app();
+      },
+    };
+    if (!gh.webhookSecret())
+      log.warn(
+        {},
+        'WEBHOOK_SECRET is not set: every GitHub delivery will be refused (until switchboard github setup)',
+      );
+    if (!gh.app())
+      log.info(
+        {},
+        'no GitHub App credentials (APP_ID, PRIVATE_KEY, or switchboard github setup): GitHub write-back and reconcile are off',
+      );
     const { writeBack: githubWriteBack, reconcile, ...githubIntake } = options.githubTuning ?? {};
     const { writeBack: sourcesWriteBack, ...sourcesIntake } = options.sourcesTuning ?? {};
-    // One outbox, whichever provider a write-back is for.
-    if (githubApp || box) {
-      outbox = createOutboxSender({
-        sql: db.sql,
-        log,
-        clients,
-        box,
-        tuning: {
-          ...DEFAULT_WRITE_BACK_TUNING,
-          ...sourcesWriteBack,
-          ...githubWriteBack,
-        },
-      });
-    }
+    // One outbox, whichever provider a write-back is for (the App's may come later).
+    outbox = createOutboxSender({
+      sql: db.sql,
+      log,
+      clients,
+      box,
+      tuning: {
+        ...DEFAULT_WRITE_BACK_TUNING,
+        ...sourcesWriteBack,
+        ...githubWriteBack,
+      },
+    });
     const intakeTuning = {
       github: { ...DEFAULT_INTAKE_TUNING, ...githubIntake },
       sources: { ...DEFAULT_INTAKE_TUNING, ...sourcesIntake },
@@ -226,7 +254,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       log,
       metrics,
       clients,
-      githubSecret: config.webhookSecret,
+      githubSecret: gh.webhookSecret,
       box,
       announce: wakes.announce,
       kick: () => outbox?.kick(),
@@ -239,19 +267,17 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       }),
       ...reconcile,
     };
-    reconciler = config.webhookSecret
-      ? (providerFor('github').reconciler?.({
-          sql: db.sql,
-          log,
-          clients,
-          tuning: reconcileTuning,
-        }) ?? null)
-      : null;
+    reconciler =
+      providerFor('github').reconciler?.({
+        sql: db.sql,
+        log,
+        clients,
+        off: gh.reconcileOff,
+        tuning: reconcileTuning,
+      }) ?? null;
     const deliveries = deliveriesRoutes(db.sql, {
       reconciler,
-      reconcileOff: !config.github
-        ? "reconcile is off: this server has no GitHub App credentials (APP_ID, PRIVATE_KEY) to read GitHub's delivery log with"
-        : 'reconcile is off: without WEBHOOK_SECRET every delivery is refused, so none is asked for again',
+      reconcileOff: gh.reconcileOff,
       clients,
       configTimeoutMs: intakeTuning.github.configTimeoutMs,
     });
@@ -277,7 +303,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     );
     const todos = createTodoService(db.sql, {
       announce: wakes.announce,
-      ...writeBackHooks({ github: githubApp !== null }),
+      ...writeBackHooks({ github: () => gh.app() !== null }),
       heldBack: metrics.heldBack,
     });
     oauth = createOAuth({
@@ -301,6 +327,15 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       limits,
       authenticate: oauth.mcpAuthenticate,
     });
+    const setup = githubSetupRoutes({
+      sql: db.sql,
+      log,
+      credentials: gh,
+      box,
+      address: publicAddress,
+      webhookProxyUrl: config.webhookProxyUrl,
+      envWebhookSecret: config.webhookSecret,
+    });
     web = await createWebConsole({
       sql: db.sql,
       log,
@@ -312,12 +347,12 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       feed,
       publicUrl: config.publicUrl,
       address: publicAddress,
-      githubOAuth: config.githubOAuth,
+      github: gh,
       signInAttemptLimit: options.signInAttemptLimit,
       outbound,
       push: options.webPush,
       streams: limits.streams,
-      morePages: oauth.consentPages,
+      morePages: [oauth.consentPages, setup.pages],
     });
     const { app } = createHttpApp({
       sql: db.sql,
@@ -333,6 +368,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
         sourceRoutes(db.sql, box, outbound.policy, publicAddress),
         streams.routes,
         web.apiRoutes,
+        setup.apiRoutes,
       ],
       routes: [oauth.routes, mcp.routes, web.routes],
       address: publicAddress,
@@ -384,6 +420,13 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       onError: (error) => log.warn({ err: error }, 'sweep failed; will try again'),
     });
     sweeper.start();
+    if (config.webhookProxyUrl) {
+      webhookProxy = forwardWebhookProxy({
+        source: config.webhookProxyUrl,
+        target: `${url}/api/github/webhooks`,
+        log,
+      });
+    }
     outbox?.start();
     reconciler?.start();
     pruner = createPruner({

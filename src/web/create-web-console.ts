@@ -1,6 +1,5 @@
 import express, { Router, type Request } from 'express';
 import type postgres from 'postgres';
-import type { GitHubOAuthCredentials } from '../config/server-config.js';
 import type { Dispatcher } from '../delivery/create-dispatcher.js';
 import type { WakeHub } from '../delivery/wake-hub.js';
 import { HttpError } from '../http/http-error.js';
@@ -21,12 +20,13 @@ import { createPushSender, type PushSender, type PushTuning } from '../delivery/
 import { pageRenderer, type RenderPage } from './render-page.js';
 import { securityHeaders } from './security-headers.js';
 import { serviceWorkerRoute } from './service-worker-route.js';
+import type { GitHubSignIn } from './github-sign-in.js';
 import { signInRoutes } from './sign-in-routes.js';
 import { webErrorHandler } from './web-error-handler.js';
 import { readWebSession, webRequestOf, type CookiePolicy } from './web-request.js';
 
 const CONSOLE_PATH =
-  /^\/(?:$|approvals\/|todos(?:$|\/)|quarantine$|deliveries$|agents(?:$|\/)|queues\/|live$|push\/|sign-in(?:$|\/)|sign-out$|auth\/github(?:$|\/)|oauth\/consent\/|device$)/;
+  /^\/(?:$|approvals\/|todos(?:$|\/)|quarantine$|deliveries$|agents(?:$|\/)|queues\/|live$|push\/|sign-in(?:$|\/)|sign-out$|auth\/github(?:$|\/)|github\/setup(?:$|\/)|oauth\/consent\/|device$)/;
 
 export interface WebConsoleOptions {
   sql: postgres.Sql;
@@ -44,7 +44,8 @@ export interface WebConsoleOptions {
   publicUrl?: string | undefined;
   /** The base of the URLs the console gives out (sign-in links, GitHub's callback, .mcp.json). */
   address: PublicAddress;
-  githubOAuth?: GitHubOAuthCredentials | undefined;
+  /** "Sign in with GitHub": the App's OAuth client as it is now, and where GitHub is. */
+  github?: GitHubSignIn | undefined;
   /** Tells open pages that the ledger may have changed (shared with the API's event streams). */
   feed: ChangeFeed;
   /** Failed sign-in attempts allowed per address per 15 minutes. */
@@ -55,8 +56,11 @@ export interface WebConsoleOptions {
   push?: PushTuning;
   /** Open event streams per principal: a page's live stream takes one, as the API's do. */
   streams: PrincipalSlots;
-  /** Pages of another module, with the console's session, guards and error pages (OAuth's consent). */
-  morePages?: (render: RenderPage, cookies: CookiePolicy) => Router;
+  /**
+   * Pages of other modules, with the console's session, guards and error pages (OAuth's consent,
+   * the GitHub App's setup).
+   */
+  morePages?: ((render: RenderPage, cookies: CookiePolicy) => Router)[];
 }
 
 export interface WebConsole {
@@ -104,7 +108,7 @@ export async function createWebConsole(options: WebConsoleOptions): Promise<WebC
     log,
     cookies,
     address: options.address,
-    github: options.githubOAuth,
+    github: options.github,
     render,
     attemptLimit: options.signInAttemptLimit,
   });
@@ -122,7 +126,7 @@ export async function createWebConsole(options: WebConsoleOptions): Promise<WebC
   pages.use(signIn.routes);
   pages.use(streams.routes);
   pages.use(pushRoutes(sql));
-  if (options.morePages) pages.use(options.morePages(render, cookies));
+  for (const more of options.morePages ?? []) pages.use(more(render, cookies));
   pages.use(
     pageRoutes({
       sql,

@@ -1,8 +1,13 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { GitHubOAuthCredentials } from '../config/server-config.js';
+import type { GitHubHost } from '../providers/github/github-host.js';
 
-export const GITHUB_WEB = 'https://github.com';
-export const GITHUB_API = 'https://api.github.com';
+/** The App's OAuth client as it is now, and where GitHub is (github.com, or GHE_HOST). */
+export interface GitHubSignIn {
+  oauth(): GitHubOAuthCredentials | undefined;
+  host: GitHubHost;
+}
+
 const DEADLINE_MS = 10_000;
 
 /** What a sign-in attempt keeps between leaving for GitHub and coming back (in a short cookie). */
@@ -21,11 +26,12 @@ export function startGitHubAttempt(): GitHubAttempt {
 
 /** GitHub's authorize URL for the App's OAuth client, with the state and the S256 code challenge. */
 export function authorizeUrl(
+  host: GitHubHost,
   credentials: GitHubOAuthCredentials,
   attempt: GitHubAttempt,
   redirectUri: string,
 ): string {
-  const url = new URL('/login/oauth/authorize', GITHUB_WEB);
+  const url = new URL(`${host.web}/login/oauth/authorize`);
   url.searchParams.set('client_id', credentials.clientId);
   url.searchParams.set('redirect_uri', redirectUri);
   url.searchParams.set('state', attempt.state);
@@ -46,10 +52,11 @@ export class GitHubSignInError extends Error {}
  * because @octokit/oauth-methods sends no `code_verifier`.
  */
 export async function readGitHubUser(
+  host: GitHubHost,
   credentials: GitHubOAuthCredentials,
   { code, verifier, redirectUri }: { code: string; verifier: string; redirectUri: string },
 ): Promise<{ id: number; login: string }> {
-  const exchange = await fetch(`${GITHUB_WEB}/login/oauth/access_token`, {
+  const exchange = await fetch(`${host.web}/login/oauth/access_token`, {
     method: 'POST',
     headers: { accept: 'application/json', 'content-type': 'application/json' },
     body: JSON.stringify({
@@ -70,7 +77,7 @@ export async function readGitHubUser(
       `GitHub did not accept the sign-in (${typeof answer.error === 'string' ? answer.error : `HTTP ${exchange.status}`})`,
     );
   }
-  const user = await fetch(`${GITHUB_API}/user`, {
+  const user = await fetch(`${host.api}/user`, {
     headers: {
       accept: 'application/vnd.github+json',
       authorization: `Bearer ${answer.access_token}`,

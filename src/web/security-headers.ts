@@ -6,7 +6,7 @@ import type { RequestHandler } from 'express';
  * nothing sent elsewhere. No address leaks to another site (same-origin referrers only: with
  * `no-referrer`, browsers send `Origin: null` on a plain form POST, which the CSRF check refuses).
  */
-const CSP = [
+export const CSP = [
   "default-src 'none'",
   "script-src 'self'",
   "style-src 'self'",

@@ -1,7 +1,6 @@
 import { Router, type Request, type Response } from 'express';
 import { parse, serialize } from 'cookie';
 import type postgres from 'postgres';
-import type { GitHubOAuthCredentials } from '../config/server-config.js';
 import type { Logger } from '../logger.js';
 import { HttpError } from '../http/http-error.js';
 import type { PublicAddress } from '../http/public-address.js';
@@ -12,6 +11,7 @@ import { assertHuman, findGitHubHuman } from '../ledger/index.js';
 import {
   authorizeUrl,
   GitHubSignInError,
+  type GitHubSignIn,
   readGitHubUser,
   startGitHubAttempt,
 } from './github-sign-in.js';
@@ -35,7 +35,8 @@ export interface SignInOptions {
   cookies: CookiePolicy;
   /** Links and GitHub's callback are built on it, never on the request's Host. */
   address: PublicAddress;
-  github: GitHubOAuthCredentials | undefined;
+  /** The App's OAuth client, read at each sign-in: it may be set up while the server runs. */
+  github: GitHubSignIn | undefined;
   render: RenderPage;
   /** Failed sign-in attempts allowed per client address per window. */
   attemptLimit?: number;
@@ -53,7 +54,8 @@ const ATTEMPT_COOKIE_SECONDS = 600;
  * everyone out.
  */
 export function signInRoutes(options: SignInOptions): { routes: Router; apiRoutes: Router } {
-  const { sql, log, cookies, address, github, render } = options;
+  const { sql, log, cookies, address, render } = options;
+  const oauth = () => options.github?.oauth();
   const routes = Router();
   const failures = createFailureLimiter({
     limit: options.attemptLimit ?? 20,
@@ -69,7 +71,7 @@ export function signInRoutes(options: SignInOptions): { routes: Router; apiRoute
     res.redirect(303, takeReturn(res.req, res, cookies) ?? localPath(next));
   };
   const refuse = (res: Response, status: number, problem: string) =>
-    render(res, { status, title: 'Sign in', body: signInBody({ github: !!github, problem }) });
+    render(res, { status, title: 'Sign in', body: signInBody({ github: !!oauth(), problem }) });
   /** A failed attempt: counted against the client's address, and refused 429 past the limit. */
   const refuseFailed = async (req: Request, res: Response, status: number, problem: string) => {
     const wait = await failures.fail(clientAddressOf(req));
@@ -79,7 +81,7 @@ export function signInRoutes(options: SignInOptions): { routes: Router; apiRoute
       status: 429,
       title: 'Too many attempts',
       body: signInBody({
-        github: !!github,
+        github: !!oauth(),
         problem: `${problem} Too many failed sign-in attempts came from your address: wait ${Math.ceil(wait / 60)} minutes before trying again. A valid sign-in link still works.`,
       }),
     });
@@ -87,7 +89,7 @@ export function signInRoutes(options: SignInOptions): { routes: Router; apiRoute
 
   routes.get('/sign-in', (_req, res) => {
     if (webRequestOf(res)) return res.redirect(303, '/');
-    render(res, { title: 'Sign in', body: signInBody({ github: !!github }) });
+    render(res, { title: 'Sign in', body: signInBody({ github: !!oauth() }) });
   });
 
   // The link is its own credential: GET, so that it works when clicked in a terminal.
@@ -102,10 +104,12 @@ export function signInRoutes(options: SignInOptions): { routes: Router; apiRoute
         'This sign-in link was already used, has expired, or was never valid. Run switchboard open for a new one.',
       );
     }
-    await signIn(res, human, 'link');
+    // A link minted for a page (`switchboard github setup`) lands on it.
+    await signIn(res, human, 'link', localPath(req.query.next));
   });
 
   routes.get('/auth/github', (req, res) => {
+    const github = oauth();
     if (!github)
       throw new HttpError(404, 'not_found', 'GitHub sign-in is not set up on this server');
     const attempt = startGitHubAttempt();
@@ -121,10 +125,11 @@ export function signInRoutes(options: SignInOptions): { routes: Router; apiRoute
       }),
     );
     res.set('cache-control', 'no-store');
-    res.redirect(303, authorizeUrl(github, attempt, redirectUri()));
+    res.redirect(303, authorizeUrl(options.github!.host, github, attempt, redirectUri()));
   });
 
   routes.get('/auth/github/callback', async (req, res) => {
+    const github = oauth();
     if (!github)
       throw new HttpError(404, 'not_found', 'GitHub sign-in is not set up on this server');
     res.set('cache-control', 'no-store');
@@ -162,7 +167,11 @@ export function signInRoutes(options: SignInOptions): { routes: Router; apiRoute
     }
     let user: { id: number; login: string };
     try {
-      user = await readGitHubUser(github, { code, verifier, redirectUri: redirectUri() });
+      user = await readGitHubUser(options.github!.host, github, {
+        code,
+        verifier,
+        redirectUri: redirectUri(),
+      });
     } catch (err) {
       log.warn(
         { err: err instanceof GitHubSignInError ? err.message : err },

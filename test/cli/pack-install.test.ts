@@ -81,11 +81,12 @@ test(
       { filename: string; files: { path: string }[] },
     ];
     const paths = files.map((file) => file.path);
-    // Only what runs: the bin, the compiled code, the migrations, the manifest, the web
+    // Only what runs: the bin, the compiled code, the migrations, the manifests (oclif's, and
+    // the App's app.yml, which github setup posts to GitHub), the web
     // console's static files — and the patched postgres (patches/), bundled as it is here.
     const outside = paths.filter(
       (path) =>
-        !/^(bin\/run\.js|dist\/.+\.js|migrations\/\d{4}_[a-z0-9_]+\.sql|src\/web\/assets\/[a-z-]+\.(css|js|svg)|oclif\.manifest\.json|package\.json|README\.md|LICENSE|node_modules\/postgres\/.+)$/.test(
+        !/^(bin\/run\.js|dist\/.+\.js|migrations\/\d{4}_[a-z0-9_]+\.sql|src\/web\/assets\/[a-z-]+\.(css|js|svg)|oclif\.manifest\.json|app\.yml|package\.json|README\.md|LICENSE|node_modules\/postgres\/.+)$/.test(
           path,
         ),
     );

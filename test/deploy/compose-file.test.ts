@@ -101,3 +101,23 @@ test("compose's switchboard, configured as the image starts it, uses compose's P
   expect(declared).toContain(pgVolume);
   expect(pgTarget).toBe('/var/lib/postgresql/data');
 });
+
+test('compose passes GHE_HOST and GHE_PROTOCOL on to the server; unset, GitHub is github.com', () => {
+  const environment = (vars: Record<string, string>) => {
+    const compose: ComposeFile = interpolate(readComposeFile(), { ...REQUIRED, ...vars });
+    return loadServerConfig({
+      ...readContainerfile().env,
+      ...compose.services.switchboard!.environment,
+    });
+  };
+  expect(
+    environment({ GHE_HOST: 'github.acme.internal:8443', GHE_PROTOCOL: 'http' }).githubHost,
+  ).toEqual({
+    web: 'http://github.acme.internal:8443',
+    api: 'http://github.acme.internal:8443/api/v3',
+  });
+  expect(environment({}).githubHost).toEqual({
+    web: 'https://github.com',
+    api: 'https://api.github.com',
+  });
+});

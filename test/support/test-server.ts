@@ -9,6 +9,7 @@ import type { GitHubAppCredentials, ServerConfig } from '../../src/config/server
 import type { LimitSettings } from '../../src/http/limit-settings.js';
 import type { DispatcherTiming } from '../../src/delivery/create-dispatcher.js';
 import { silentLogger, type Logger } from '../../src/logger.js';
+import { gitHubHost } from '../../src/providers/github/github-host.js';
 import {
   startServer,
   type RunningServer,
@@ -70,6 +71,12 @@ export async function startTestServer(
     limits?: Partial<LimitSettings>;
     /** Shorter header and request timeouts. */
     httpTimeouts?: StartServerOptions['httpTimeouts'];
+    /** GHE_HOST and GHE_PROTOCOL, as src/config reads them (github.com unless given). */
+    ghe?: { GHE_HOST: string; GHE_PROTOCOL: 'http' | 'https' };
+    /** WEBHOOK_PROXY_URL. */
+    webhookProxyUrl?: string;
+    /** No server key (SWITCHBOARD_SECRET_KEY unset, with DATABASE_URL): sources and setup off. */
+    noSecretKey?: true;
     /** The web console: GitHub sign-in, a public URL, the sign-in attempt limit. */
     web?: Pick<ServerConfig, 'githubOAuth' | 'publicUrl'> & {
       signInAttemptLimit?: number;
@@ -92,13 +99,16 @@ export async function startTestServer(
     github: options.github,
     githubOAuth: options.web?.githubOAuth,
     publicUrl: options.web?.publicUrl,
+    githubHost: options.ghe && gitHubHost(options.ghe.GHE_HOST, options.ghe.GHE_PROTOCOL),
+    webhookProxyUrl: options.webhookProxyUrl,
     outboundAllow: options.outbound?.allow ?? [],
     metricsToken: options.metricsToken,
     limits: options.limits,
   };
   const schema = options.schema ?? `s_${randomBytes(6).toString('hex')}`;
   // The key that seals sources' secrets: one per schema, so a second process on it shares it.
-  config.secretKey = createHash('sha256').update(`switchboard-test:${schema}`).digest('base64');
+  if (!options.noSecretKey)
+    config.secretKey = createHash('sha256').update(`switchboard-test:${schema}`).digest('base64');
   const server = await startServer({
     config,
     log: options.log ?? silentLogger,

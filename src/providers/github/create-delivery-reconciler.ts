@@ -21,6 +21,8 @@ export function createDeliveryReconciler(options: {
   log: Logger;
   /** The App's own Octokit (a JWT, no installation): Probot's `auth()`. */
   auth(): Promise<ProbotOctokit>;
+  /** Why a pass cannot run now (no App credentials yet), or null: background passes wait for it. */
+  off: () => string | null;
   tuning: ReconcileTuning;
 }): DeliveryReconciler {
   const { sql, log, tuning } = options;
@@ -37,6 +39,7 @@ export function createDeliveryReconciler(options: {
   };
 
   const background = async () => {
+    if (options.off() !== null) return;
     const outcome = await withAdvisoryLock(sql, LOCK, pass(tuning.windowMs));
     if (!outcome.locked) return;
     const report = outcome.value;

@@ -11,6 +11,8 @@ import { probotLogger } from './probot-logger.js';
 export function createGitHubApp(options: {
   /** APP_ID and PRIVATE_KEY (src/config/server-config.ts). */
   app: { appId: string; privateKey: string };
+  /** The REST API's base: api.github.com, or a GitHub Enterprise Server's /api/v3 (GHE_HOST). */
+  baseUrl: string;
   log: Logger;
   /** Tests: an Octokit class with retries and throttling off. */
   Octokit?: typeof ProbotOctokit | undefined;
@@ -18,6 +20,9 @@ export function createGitHubApp(options: {
   return new Probot({
     appId: options.app.appId,
     privateKey: options.app.privateKey,
+    // Probot reads GHE_HOST itself only in `probot run` (createProbot); an App made here is
+    // told where GitHub is.
+    baseUrl: options.baseUrl,
     log: probotLogger(options.log),
     Octokit: options.Octokit,
   });

@@ -115,17 +115,18 @@ export const githubProvider: Provider<RepositoryConfig> = {
     footer: (line) => `\n\n<sub>${line}</sub>`,
     send: (request, clients) => sendWriteBack(request, clients),
   },
-  reconciler: ({ sql, log, clients, tuning }) => {
-    const app = clients.github;
-    return app
-      ? createDeliveryReconciler({
-          sql,
-          log,
-          auth: () => app.auth(),
-          tuning: { ...DEFAULT_RECONCILE_TUNING, ...tuning },
-        })
-      : null;
-  },
+  reconciler: ({ sql, log, clients, off, tuning }) =>
+    createDeliveryReconciler({
+      sql,
+      log,
+      off,
+      auth: () => {
+        const app = clients.github;
+        if (!app) throw new Error('no GitHub App credentials');
+        return app.auth();
+      },
+      tuning: { ...DEFAULT_RECONCILE_TUNING, ...tuning },
+    }),
 };
 
 /**
