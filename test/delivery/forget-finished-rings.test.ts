@@ -61,7 +61,9 @@ test('regression: sweeping finished rings read every todo in the ledger', async 
     const before = await seqScans();
     await forgetFinishedRings(one);
     expect(await seqScans()).toBe(before);
-    const [{ rings }] = await one<[{ rings: number }]>`select count(*)::int as rings from todo_rings`;
+    const [{ rings }] = await one<
+      [{ rings: number }]
+    >`select count(*)::int as rings from todo_rings`;
     expect(rings).toBe(2_000);
   } finally {
     one.release();
