@@ -1,7 +1,8 @@
 // The paths agents really use, end to end through a real server in a process of its own:
 // claim + complete by 8 MCP clients over Streamable HTTP and by 8 clients of the JSON API, set
-// against graphile-worker (concurrency 8) in the same run; and single requests, one at a time,
-// against a bare node:http server answering the same way.
+// against a bare MCP server (the same SDK on both sides, one statement per tool, in a process of
+// its own: bench/support/bare-mcp-server.ts) and graphile-worker (concurrency 8) in the same run;
+// and single requests, one at a time, against a bare node:http server answering the same way.
 //
 //   npm run bench:agents           (BENCH_TODOS=3000, BENCH_REQUESTS=1000, BENCH_DATABASE_URL=…)
 import { randomBytes } from 'node:crypto';
@@ -15,12 +16,14 @@ import type postgres from 'postgres';
 import { connect } from '../src/db/open-database.js';
 import { silentLogger } from '../src/logger.js';
 import { graphileSystem } from './claim.js';
+import { createBareJobs, seedBareJobs } from './support/bare-mcp-server.js';
 import type { Benchmark, SummaryRow } from './support/benchmark.js';
 import { countFromEnv } from './support/count-from-env.js';
 import { formatCount, targetCell } from './support/format-summary-table.js';
 import { describeLoad, machineLoad } from './support/machine-load.js';
 import { distribution, type Distribution } from './support/percentile.js';
 import { runIfMain } from './support/run-if-main.js';
+import { spawnBareProcess } from './support/spawn-bare-process.js';
 import { spawnServerProcess, type ServerProcess } from './support/spawn-server-process.js';
 
 const WORKERS = 8;
@@ -29,10 +32,13 @@ const DEFAULT_TODOS = 3000;
 const WARMUP_TODOS = 200;
 const DEFAULT_REQUESTS = 1000;
 const MCP_TARGET = 0.5;
+// Issue 25: the MCP path ≥ 0.8× a bare MCP server doing only the protocol's work.
+const MCP_VS_BARE_TARGET = 0.8;
 const API_TARGET = 0.6;
 const TOOL_CALL_TARGET = 3;
 
-type PathKey = 'mcp' | 'api' | 'graphile';
+type PathKey = 'mcp' | 'api' | 'bare_mcp' | 'graphile';
+const THROUGHPUT_KEYS = ['mcp', 'api', 'bare_mcp', 'graphile'] as const;
 
 export interface ThroughputRow {
   key: PathKey;
@@ -66,12 +72,16 @@ export async function runAgentPathsBenchmark(
   const runId = randomBytes(3).toString('hex');
   const schema = `bench_agents_${runId}`;
   const loadAtStart = machineLoad();
+  const bareSchema = `${schema}_bare`;
   const server = await spawnServerProcess(url, schema);
   const sql = connect(url, { schema, max: 2, log: silentLogger });
+  await createBareJobs(sql, bareSchema);
+  const bareServer = await spawnBareProcess('mcp', url, bareSchema);
   try {
     const agent = await createAgent(server, 'bench-agent');
     const mcp = await mcpPath(server.url, agent);
-    const paths: Record<Exclude<PathKey, 'graphile'>, Path> = {
+    const bareMcp = await mcpPath(bareServer.url);
+    const paths: Record<Exclude<PathKey, 'graphile' | 'bare_mcp'>, Path> = {
       mcp,
       api: apiPath(server.url, agent),
     };
@@ -81,18 +91,23 @@ export async function runAgentPathsBenchmark(
         await seed(sql, `warm-${key}`, WARMUP_TODOS, agent);
         await path.drain(`warm-${key}`);
       }
+      await seedBareJobs(sql, bareSchema, 'warm', WARMUP_TODOS);
+      await bareMcp.drain('warm');
       await graphileSystem.measure(url, `${schema}_graphile_warmup`, WARMUP_TODOS);
 
-      const rates = new Map<PathKey, number[]>([
-        ['mcp', []],
-        ['api', []],
-        ['graphile', []],
-      ]);
+      const rates = new Map<PathKey, number[]>(THROUGHPUT_KEYS.map((key) => [key, []]));
       for (let round = 1; round <= ROUNDS; round++) {
-        for (const key of ['mcp', 'api', 'graphile'] as const) {
+        for (const key of THROUGHPUT_KEYS) {
           let ms: number;
           if (key === 'graphile') {
             ms = (await graphileSystem.measure(url, `${schema}_graphile_${round}`, todos)).ms;
+          } else if (key === 'bare_mcp') {
+            const queue = `bare-${round}`;
+            await seedBareJobs(sql, bareSchema, queue, todos);
+            const started = performance.now();
+            await bareMcp.drain(queue);
+            ms = performance.now() - started;
+            await checkBareDone(sql, bareSchema, queue, todos);
           } else {
             const queue = `${key}-${round}`;
             await seed(sql, queue, todos, agent);
@@ -111,7 +126,7 @@ export async function runAgentPathsBenchmark(
         todos,
         requests,
         load: [loadAtStart, machineLoad()],
-        throughput: (['mcp', 'api', 'graphile'] as const).map((key) => ({
+        throughput: THROUGHPUT_KEYS.map((key) => ({
           key,
           label: THROUGHPUT_LABELS[key],
           rounds: rates.get(key)!,
@@ -121,9 +136,12 @@ export async function runAgentPathsBenchmark(
       };
     } finally {
       await mcp.close();
+      await bareMcp.close();
     }
   } finally {
+    await bareServer.close().catch(() => {});
     await server.stop().catch(() => {});
+    await sql`drop schema if exists ${sql(bareSchema)} cascade`.catch(() => {});
     await sql`drop schema if exists ${sql(schema)} cascade`.catch(() => {});
     await sql.end({ timeout: 5 });
   }
@@ -132,6 +150,7 @@ export async function runAgentPathsBenchmark(
 const THROUGHPUT_LABELS: Record<PathKey, string> = {
   mcp: `${WORKERS} MCP clients over Streamable HTTP (claim_next → complete_todo)`,
   api: `${WORKERS} JSON API clients (POST …/claim → POST …/complete)`,
+  bare_mcp: `bare MCP server (same SDK, one statement per tool), ${WORKERS} MCP clients`,
   graphile: `graphile-worker 0.17, concurrency ${WORKERS}`,
 };
 
@@ -146,15 +165,18 @@ interface Path {
   drain(queue: string): Promise<void>;
 }
 
-/** WORKERS MCP sessions of one agent, each claiming and completing until its queue is empty. */
+/**
+ * WORKERS MCP sessions of one agent (of nobody, on the bare server), each claiming and completing
+ * until its queue is empty.
+ */
 async function mcpPath(
   baseUrl: string,
-  agent: Agent,
+  agent?: Agent,
 ): Promise<Path & { client: Client; close(): Promise<void> }> {
   const sessions = await Promise.all(
     Array.from({ length: WORKERS }, async () => {
       const transport = new StreamableHTTPClientTransport(new URL('/mcp', baseUrl), {
-        requestInit: { headers: { authorization: `Bearer ${agent.token}` } },
+        requestInit: agent ? { headers: { authorization: `Bearer ${agent.token}` } } : {},
       });
       const client = new Client({ name: 'switchboard-bench', version: '1.0.0' });
       await client.connect(transport);
@@ -340,6 +362,18 @@ async function seed(sql: postgres.Sql, queue: string, count: number, agent: Agen
   await sql`vacuum analyze todos, todo_events`;
 }
 
+/** Every job of the bare server's round done. */
+async function checkBareDone(
+  sql: postgres.Sql,
+  schema: string,
+  queue: string,
+  count: number,
+): Promise<void> {
+  const [{ done }] = await sql<[{ done: number }]>`
+    select count(*)::int as done from ${sql(schema)}.jobs where queue = ${queue} and state = 'done'`;
+  if (done !== count) throw new Error(`bare ${queue}: expected done = ${count}, got ${done}`);
+}
+
 /** Every todo of the round done once: one claim and one completion each. */
 async function checkDone(sql: postgres.Sql, queue: string, count: number): Promise<void> {
   const [check] = await sql<[{ done: number; claimed: number; completed: number }]>`
@@ -375,16 +409,17 @@ function queuesOf(): string[] {
 
 export function formatAgentPathsTable(result: AgentPathsResult): string {
   const graphile = result.throughput.find((row) => row.key === 'graphile')!.median;
+  const bareMcp = result.throughput.find((row) => row.key === 'bare_mcp')!.median;
   const bare = result.latency.find((row) => row.key === 'bare')!.ms.p50;
   const ms = (value: number) => value.toFixed(2);
   return [
     `claim + complete, ${result.todos} todos per round, median of ${ROUNDS}; the server in its own process`,
     '',
-    '| path | todos/s | ratio to graphile-worker | rounds |',
-    '| --- | ---: | ---: | --- |',
+    '| path | todos/s | ratio to the bare MCP server | ratio to graphile-worker | rounds |',
+    '| --- | ---: | ---: | ---: | --- |',
     ...result.throughput.map(
       (row) =>
-        `| ${row.label} | ${Math.round(row.median)} | ${(row.median / graphile).toFixed(2)} | ${row.rounds
+        `| ${row.label} | ${Math.round(row.median)} | ${(row.median / bareMcp).toFixed(2)} | ${(row.median / graphile).toFixed(2)} | ${row.rounds
           .map((rate) => Math.round(rate))
           .join(' / ')} |`,
     ),
@@ -406,6 +441,14 @@ export function agentPathsSummaryRows(result: AgentPathsResult): SummaryRow[] {
   const lat = (key: LatencyRow['key']) => result.latency.find((row) => row.key === key)!.ms;
   const graphile = `graphile-worker 0.17, concurrency ${WORKERS}: ${formatCount(rate('graphile'))} todos/s`;
   const rows: SummaryRow[] = [];
+  const vsBare = rate('mcp') / rate('bare_mcp');
+  rows.push({
+    benchmark: `claim + complete, ${WORKERS} MCP clients (Streamable HTTP), ${formatCount(result.todos)} todos — vs a bare MCP server`,
+    figure: `${formatCount(rate('mcp'))} todos/s`,
+    baseline: `bare MCP server (same SDK, one \`UPDATE … SKIP LOCKED\` and one \`UPDATE\`): ${formatCount(rate('bare_mcp'))} todos/s`,
+    ratio: vsBare.toFixed(2),
+    target: targetCell(`≥ ${MCP_VS_BARE_TARGET}×`, vsBare >= MCP_VS_BARE_TARGET),
+  });
   for (const [key, target] of [
     ['mcp', MCP_TARGET],
     ['api', API_TARGET],

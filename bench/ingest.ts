@@ -1,5 +1,7 @@
 // Ingestion throughput: signed GitHub deliveries accepted durably over HTTP by a real server,
-// next to the raw single-row insert rate of the same database, in the same run.
+// next to the same deliveries taken by a bare Probot app (bench/support/bare-probot-app.ts: one
+// statement records the delivery and makes its todo), in a process of its own like the server,
+// and to the raw single-row insert rate of the same database, in the same run.
 //
 //   npm run bench:ingest           (BENCH_DELIVERIES=2000, BENCH_DATABASE_URL=… optional)
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -13,7 +15,10 @@ import type { Benchmark, SummaryRow } from './support/benchmark.js';
 import { countFromEnv } from './support/count-from-env.js';
 import { formatCount, targetCell } from './support/format-summary-table.js';
 import { percentile } from './support/percentile.js';
+import { createBareIntakeTables } from './support/bare-probot-app.js';
+import { describeLoad, machineLoad } from './support/machine-load.js';
 import { runIfMain } from './support/run-if-main.js';
+import { spawnBareProcess } from './support/spawn-bare-process.js';
 import { spawnServerProcess } from './support/spawn-server-process.js';
 
 const SENDERS = 16;
@@ -27,7 +32,8 @@ const FIXTURE = new URL(
   import.meta.url,
 );
 
-type SystemKey = 'ingest' | 'insert' | 'transaction';
+type SystemKey = 'ingest' | 'probot' | 'insert' | 'transaction';
+const SYSTEMS = ['ingest', 'probot', 'insert', 'transaction'] as const;
 
 interface Round {
   ms: number;
@@ -50,6 +56,8 @@ export interface IngestResult {
   senders: number;
   synchronousCommit: string;
   rows: IngestResultRow[];
+  /** The 1-minute load average when the run started and ended. */
+  load: [number, number];
   /** Median ingestion rate ÷ median insert rate. */
   ratio: number;
   /** The server process's CPU time per delivery over the timed rounds, in ms (user + system). */
@@ -69,9 +77,13 @@ export async function runIngestBenchmark(
   const runId = randomBytes(3).toString('hex');
   const serverSchema = `bench_ingest_${runId}`;
   const insertSchema = `bench_insert_${runId}`;
+  const probotSchema = `bench_probot_${runId}`;
+  const loadAtStart = machineLoad();
   const server = await spawnServerProcess(url, serverSchema, { webhookSecret: SECRET });
   const serverSql = connect(url, { schema: serverSchema, max: 1, log: silentLogger });
   const sql = connect(url, { schema: insertSchema, max: SENDERS, log: silentLogger });
+  await createBareIntakeTables(serverSql, probotSchema);
+  const probot = await spawnBareProcess('probot', url, probotSchema, SECRET);
   try {
     const [{ synchronous_commit: synchronousCommit }] = await sql<
       [{ synchronous_commit: string }]
@@ -79,18 +91,26 @@ export async function runIngestBenchmark(
     await createInsertTable(sql, insertSchema);
     const payload = await readFile(FIXTURE, 'utf8');
     const send = sender(server.url, payload);
+    const sendToProbot = sender(probot.url, payload);
     const insert = inserter(sql, payload);
     const transaction = transactor(sql, payload);
 
     const warmup = Math.min(WARMUP_DELIVERIES, deliveries);
     await runSenders(warmup, send);
+    await runSenders(warmup, sendToProbot);
     await runSenders(warmup, insert);
     await runSenders(warmup, transaction);
-    const rounds: Record<SystemKey, Round[]> = { ingest: [], insert: [], transaction: [] };
+    const rounds: Record<SystemKey, Round[]> = {
+      ingest: [],
+      probot: [],
+      insert: [],
+      transaction: [],
+    };
     let serverCpuUs = 0;
     for (let round = 1; round <= ROUNDS; round++) {
       for (const [key, work] of [
         ['ingest', send],
+        ['probot', sendToProbot],
         ['insert', insert],
         ['transaction', transaction],
       ] as const) {
@@ -117,18 +137,26 @@ export async function runIngestBenchmark(
       if (value !== total) throw new Error(`ingest: expected ${name} = ${total}, got ${value}`);
     }
 
-    const rows = (['ingest', 'insert', 'transaction'] as const).map((key) =>
-      summarise(key, rounds[key], deliveries),
-    );
+    const [probotCheck] = await serverSql<[{ deliveries: number; todos: number }]>`
+      select (select count(*)::int from ${serverSql(probotSchema)}.deliveries) as deliveries,
+             (select count(*)::int from ${serverSql(probotSchema)}.todos) as todos`;
+    for (const [name, value] of Object.entries(probotCheck)) {
+      if (value !== total) throw new Error(`probot: expected ${name} = ${total}, got ${value}`);
+    }
+
+    const rows = SYSTEMS.map((key) => summarise(key, rounds[key], deliveries));
     return {
       deliveries,
       senders: SENDERS,
       synchronousCommit,
       rows,
-      ratio: rows[0]!.median / rows[1]!.median,
+      load: [loadAtStart, machineLoad()],
+      ratio: rows[0]!.median / rows[2]!.median,
       serverCpuMs: serverCpuUs / 1000 / (ROUNDS * deliveries),
     };
   } finally {
+    await probot.close();
+    await sql`drop schema if exists ${sql(probotSchema)} cascade`.catch(() => {});
     await sql`drop schema if exists ${sql(insertSchema)} cascade`.catch(() => {});
     await sql.end({ timeout: 5 });
     await server.stop();
@@ -139,7 +167,7 @@ export async function runIngestBenchmark(
 
 /** The printed result: markdown table lines, ready to paste into the README. */
 export function formatIngestTable(result: IngestResult): string {
-  const [ingest, insert, transaction] = result.rows;
+  const [ingest, probot, insert, transaction] = result.rows;
   const ms = (value: number) => value.toFixed(1);
   return [
     `synchronous_commit: ${result.synchronousCommit}` +
@@ -150,10 +178,14 @@ export function formatIngestTable(result: IngestResult): string {
     '| what | per second | p50 ms | p99 ms | ratio to insert |',
     '| --- | ---: | ---: | ---: | ---: |',
     `| signed deliveries over HTTP, committed | ${Math.round(ingest!.median)} | ${ms(ingest!.p50)} | ${ms(ingest!.p99)} | ${result.ratio.toFixed(2)} |`,
+    `| the same deliveries, bare Probot app (one statement: delivery and todo) | ${Math.round(probot!.median)} | ${ms(probot!.p50)} | ${ms(probot!.p99)} | ${(probot!.median / insert!.median).toFixed(2)} |`,
     `| bare single-row INSERT | ${Math.round(insert!.median)} | ${ms(insert!.p50)} | ${ms(insert!.p99)} | 1.00 |`,
     `| the same rows as a delivery writes them: one transaction of ${TRANSACTION_STATEMENTS} statements | ${Math.round(transaction!.median)} | ${ms(transaction!.p50)} | ${ms(transaction!.p99)} | ${(transaction!.median / insert!.median).toFixed(2)} |`,
     '',
+    `signed deliveries ÷ bare Probot app: ${(ingest!.median / probot!.median).toFixed(2)}`,
+    '',
     `the server process's CPU time per delivery: ${result.serverCpuMs.toFixed(2)} ms`,
+    describeLoad(...result.load),
     '',
     `rounds (per second): ${result.rows
       .map((row) => `${row.key} ${row.rounds.map((rate) => Math.round(rate)).join(' / ')}`)
@@ -164,11 +196,28 @@ export function formatIngestTable(result: IngestResult): string {
 /** Issue 11: signed ingestion with 16 senders ≥ 0.3× the single-row INSERT, p99 ≤ 50 ms. */
 const RATIO_TARGET = 0.3;
 const P99_TARGET_MS = 50;
+/** Issue 25: ≥ 0.7× a bare Probot app taking the same deliveries, p99 ≤ 50 ms. */
+const PROBOT_RATIO_TARGET = 0.7;
 
 /** The summary table's row: committed deliveries against the bare insert. */
 export function ingestSummaryRows(result: IngestResult): SummaryRow[] {
-  const [ingest, insert, transaction] = result.rows;
+  const [ingest, probot, insert, transaction] = result.rows;
+  const vsProbot = ingest!.median / probot!.median;
   return [
+    {
+      benchmark: `GitHub ingestion, ${result.senders} senders — vs a bare Probot app`,
+      figure:
+        `${formatCount(ingest!.median)} signed deliveries/s committed, ` +
+        `p50 ${ingest!.p50.toFixed(1)} ms, p99 ${ingest!.p99.toFixed(1)} ms`,
+      baseline:
+        `bare Probot app, one statement per delivery, ${formatCount(probot!.median)}/s, ` +
+        `p99 ${probot!.p99.toFixed(1)} ms`,
+      ratio: vsProbot.toFixed(2),
+      target: targetCell(
+        `≥ ${PROBOT_RATIO_TARGET}×, p99 ≤ ${P99_TARGET_MS} ms`,
+        vsProbot >= PROBOT_RATIO_TARGET && ingest!.p99 <= P99_TARGET_MS,
+      ),
+    },
     {
       benchmark: `GitHub ingestion, ${result.senders} senders`,
       figure:
@@ -304,12 +353,19 @@ async function runSenders(count: number, work: Work): Promise<Round> {
   return { ms: performance.now() - started, latencies };
 }
 
+const SYSTEM_LABELS: Record<SystemKey, string> = {
+  ingest: 'signed deliveries over HTTP',
+  probot: 'bare Probot app',
+  insert: 'bare single-row INSERT',
+  transaction: 'one transaction of five statements',
+};
+
 function summarise(key: SystemKey, rounds: Round[], count: number): IngestResultRow {
   const rates = rounds.map((round) => count / (round.ms / 1000));
   const latencies = rounds.flatMap((round) => round.latencies).sort((a, b) => a - b);
   return {
     key,
-    system: key === 'ingest' ? 'signed deliveries over HTTP' : 'bare single-row INSERT',
+    system: SYSTEM_LABELS[key],
     rounds: rates,
     median: percentile(
       [...rates].sort((a, b) => a - b),

@@ -12,6 +12,7 @@ import type { Benchmark, SummaryRow } from './support/benchmark.js';
 import { startBenchDatabase } from './support/bench-database.js';
 import { describeMachine } from './support/describe-machine.js';
 import { formatSummaryTable } from './support/format-summary-table.js';
+import { growthBenchmark } from './growth.js';
 import { machineLoad } from './support/machine-load.js';
 import { wakeLatencyBenchmark } from './wake-latency.js';
 import { webhookFloodBenchmark } from './webhook-flood.js';
@@ -26,6 +27,7 @@ const benchmarks: Benchmark[] = [
   sessionMemoryBenchmark,
   consoleLatencyBenchmark,
   cliStartupBenchmark,
+  growthBenchmark,
 ];
 
 async function main(): Promise<void> {

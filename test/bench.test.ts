@@ -67,7 +67,8 @@ test('the claim benchmark runs end to end', { timeout: 120_000 }, async () => {
 test('the ingestion benchmark runs end to end', { timeout: 120_000 }, async () => {
   // A small run still checks that every delivery was answered 200 and committed with its todo.
   const result = await runIngestBenchmark(inject('databaseUrl'), { deliveries: 20 });
-  expect(result.rows.map((row) => row.key)).toEqual(['ingest', 'insert', 'transaction']);
+  // The bare Probot app's deliveries are checked too: each recorded once, with its todo.
+  expect(result.rows.map((row) => row.key)).toEqual(['ingest', 'probot', 'insert', 'transaction']);
   for (const row of result.rows) {
     expect(row.rounds).toHaveLength(3);
     expect(row.p99).toBeGreaterThanOrEqual(row.p50);
@@ -75,6 +76,10 @@ test('the ingestion benchmark runs end to end', { timeout: 120_000 }, async () =
   expect(result.ratio).toBeGreaterThan(0);
   expect(formatIngestTable(result)).toContain('| signed deliveries over HTTP, committed |');
   expect(ingestSummaryRows(result)).toEqual([
+    expect.objectContaining({
+      baseline: expect.stringContaining('bare Probot app'),
+      target: expect.stringMatching(/^≥ 0\.7×, p99 ≤ 50 ms: (met|\*\*missed\*\*)$/),
+    }),
     expect.objectContaining({
       ratio: result.ratio.toFixed(2),
       target: expect.stringMatching(/^≥ 0\.3×, p99 ≤ 50 ms: (met|\*\*missed\*\*)$/),
@@ -90,8 +95,10 @@ test('the wake latency benchmark runs end to end', { timeout: 120_000 }, async (
   // A small run still checks that every wake reached its MCP client and its event stream.
   const result = await runWakeLatencyBenchmark(inject('databaseUrl'), { events: 5 });
   expect(result.rows.map((row) => row.key)).toEqual(['graphile', 'mcp', 'sse', 'channel']);
-  // A todo made by a GitHub delivery, and one made by a source's, each heard on its stream.
-  expect(result.deliveries.map((row) => row.key)).toEqual(['github', 'source']);
+  // A todo made by a GitHub delivery, heard through the channel, and one made by a source's,
+  // heard on its stream; and the bare Probot app's answers to the same GitHub delivery.
+  expect(result.deliveries.map((row) => row.key)).toEqual(['github', 'source', 'probot']);
+  expect(result.deliveryReference).toBeGreaterThan(0);
   for (const row of [...result.rows, ...result.deliveries]) {
     expect(row.latency.p50).toBeGreaterThan(0);
     expect(row.latency.p99).toBeGreaterThanOrEqual(row.latency.p50);
@@ -198,7 +205,8 @@ test('the load run runs end to end', { timeout: 180_000 }, async () => {
 test('the agent paths benchmark runs end to end', { timeout: 180_000 }, async () => {
   // A small run still checks that every todo was claimed and completed once, over MCP and the API.
   const result = await runAgentPathsBenchmark(inject('databaseUrl'), { todos: 30, requests: 20 });
-  expect(result.throughput.map((row) => row.key)).toEqual(['mcp', 'api', 'graphile']);
+  // The bare MCP server's rounds are checked too: every job of each done once.
+  expect(result.throughput.map((row) => row.key)).toEqual(['mcp', 'api', 'bare_mcp', 'graphile']);
   for (const row of result.throughput) {
     expect(row.rounds).toHaveLength(3);
     expect(row.median).toBeGreaterThan(0);
@@ -213,5 +221,7 @@ test('the agent paths benchmark runs end to end', { timeout: 180_000 }, async ()
   for (const row of result.latency) expect(row.ms.p99).toBeGreaterThanOrEqual(row.ms.p50);
   expect(formatAgentPathsTable(result)).toContain('| 8 MCP clients over Streamable HTTP');
   const summary = agentPathsSummaryRows(result);
-  expect(summary.slice(0, 3).every((row) => /: (met|\*\*missed\*\*)$/.test(row.target))).toBe(true);
+  expect(summary[0]!.baseline).toContain('bare MCP server');
+  expect(summary[0]!.target).toMatch(/^≥ 0\.8×: (met|\*\*missed\*\*)$/);
+  expect(summary.slice(0, 4).every((row) => /: (met|\*\*missed\*\*)$/.test(row.target))).toBe(true);
 });

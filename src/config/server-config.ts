@@ -1,9 +1,9 @@
 import { getPrivateKey } from '@probot/get-private-key';
 import { z } from 'zod';
 import { parseAllowList } from '../outbound/outbound-policy.js';
-import { parseSecretKey } from '../sources/load-secret-key.js';
+import { parseSecretKey } from '../secrets/load-secret-key.js';
 import { DEFAULT_LIMITS, type LimitSettings } from '../http/limit-settings.js';
-import { gitHubHost, type GitHubHost } from '../providers/github/github-host.js';
+import { gitHubHost, type GitHubHost } from './github-host.js';
 import { defaultCredentialsFile, defaultDataDir } from './paths.js';
 
 export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;

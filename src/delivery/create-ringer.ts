@@ -4,6 +4,7 @@ import { eventRecorded, recordEvent } from '../ledger/index.js';
 import type { Logger } from '../logger.js';
 import type { Outbound } from '../outbound/create-outbound.js';
 import type { LocalSessions } from './local-sessions.js';
+import { forgetFinishedRings } from './forget-finished-rings.js';
 import { sendWebhook } from './send-webhook.js';
 import { DISPATCHER, takeRing, type Ring, type RingTarget } from './take-ring.js';
 
@@ -158,7 +159,7 @@ export function createRinger({
         select todo_id from todo_rings where next_ring_at <= now() order by next_ring_at limit 100`;
       for (const { todo_id } of due) await ringNow(todo_id, 'due');
       // Rings of todos that were claimed (or finished) are done with.
-      await sql`delete from todo_rings r using todos t where t.id = r.todo_id and t.state <> 'pending'`;
+      await forgetFinishedRings(sql);
     },
     async catchUp() {
       const missed = await sql<{ id: number }[]>`

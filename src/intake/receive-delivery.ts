@@ -16,7 +16,7 @@ import {
   type ProviderClients,
 } from '../providers/provider.js';
 import { TimeoutError, withTimeout } from '../providers/with-timeout.js';
-import type { SecretBox } from '../sources/secret-box.js';
+import type { SecretBox } from '../secrets/secret-box.js';
 import { openSource } from '../sources/source-store.js';
 import { readWebhookBody } from './read-webhook-body.js';
 import { recordDelivery, type RecordedDelivery } from './record-delivery.js';

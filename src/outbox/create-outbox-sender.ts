@@ -4,7 +4,7 @@ import { providerOfKind } from '../providers/by-kind/provider-for.js';
 import { FinalSendError, RetryLaterError } from '../providers/final-send-error.js';
 import type { ProviderClients, SourceApi } from '../providers/provider.js';
 import { withTimeout } from '../providers/with-timeout.js';
-import type { SecretBox } from '../sources/secret-box.js';
+import type { SecretBox } from '../secrets/secret-box.js';
 import { openSource } from '../sources/source-store.js';
 import { claimDueWriteBack, type OutboxRow, type SlackMessageRow } from './claim-due-write-back.js';
 import { drainOutbox, type OutboxDrainer } from './drain-outbox.js';

@@ -47,7 +47,7 @@ import {
   forwardWebhookProxy,
   type WebhookProxy,
 } from '../providers/github/forward-webhook-proxy.js';
-import { GITHUB_DOT_COM } from '../providers/github/github-host.js';
+import { GITHUB_DOT_COM } from '../config/github-host.js';
 import type {
   DeliveryReconciler,
   ProviderClients,
@@ -58,8 +58,8 @@ import { createChangeFeed, type ChangeFeed } from '../delivery/change-feed.js';
 import { createWebConsole, type WebConsole } from '../web/create-web-console.js';
 import { githubSetupRoutes } from '../web/github-setup-routes.js';
 import type { PushTuning } from '../delivery/push-sender.js';
-import { loadSecretKey } from '../sources/load-secret-key.js';
-import { createSecretBox } from '../sources/secret-box.js';
+import { loadSecretKey } from '../secrets/load-secret-key.js';
+import { createSecretBox } from '../secrets/secret-box.js';
 import { sourceRoutes } from '../sources/source-routes.js';
 import { createPruner, type Pruner } from '../retention/create-pruner.js';
 import { createTodoService } from '../todos/create-todo-service.js';

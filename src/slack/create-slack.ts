@@ -4,7 +4,7 @@ import type { WakeHub } from '../delivery/wake-hub.js';
 import type { PublicAddress } from '../http/public-address.js';
 import type { Logger } from '../logger.js';
 import type { SlackMessageRow } from '../outbox/claim-due-write-back.js';
-import type { SecretBox } from '../sources/secret-box.js';
+import type { SecretBox } from '../secrets/secret-box.js';
 import { createSlackMessageSender } from './send-slack-message.js';
 import type { RenderPage } from '../web/render-page.js';
 import { slackApiRoutes } from './slack-api-routes.js';

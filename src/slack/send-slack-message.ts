@@ -2,7 +2,7 @@ import type postgres from 'postgres';
 import type { Logger } from '../logger.js';
 import type { SlackMessageRow } from '../outbox/claim-due-write-back.js';
 import { FinalSendError, RetryLaterError } from '../providers/final-send-error.js';
-import type { SecretBox } from '../sources/secret-box.js';
+import type { SecretBox } from '../secrets/secret-box.js';
 import { approvalBlocks, fallbackText, outcomeOf } from './approval-message.js';
 import { markTokenRefused, openSlackApp } from './slack-app-store.js';
 import { slackFailureOf, type SlackClientFactory } from './slack-client.js';

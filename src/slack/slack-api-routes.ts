@@ -14,7 +14,7 @@ import {
   type Actor,
 } from '../ledger/index.js';
 import { PACKAGE_ROOT } from '../package-root.js';
-import type { SecretBox } from '../sources/secret-box.js';
+import type { SecretBox } from '../secrets/secret-box.js';
 import { getSlackApp, removeSlackApp, saveSlackApp, type BotIdentity } from './slack-app-store.js';
 import { slackFailureOf, type SlackClientFactory } from './slack-client.js';
 import { createLinkCode, linkOf, setApprovalChannel, unlink } from './slack-links.js';

@@ -1,6 +1,6 @@
 import type { Db } from '../db/open-database.js';
 import { conflict, invalid, notFound } from '../ledger/index.js';
-import type { SecretBox } from '../sources/secret-box.js';
+import type { SecretBox } from '../secrets/secret-box.js';
 
 /** The Slack app as the API and the console show it: never a token or a secret, only whether there is one. */
 export interface SlackAppView {

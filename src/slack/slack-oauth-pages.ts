@@ -4,7 +4,7 @@ import type postgres from 'postgres';
 import { z } from 'zod';
 import { HttpError } from '../http/http-error.js';
 import { forbidden } from '../ledger/index.js';
-import type { SecretBox } from '../sources/secret-box.js';
+import type { SecretBox } from '../secrets/secret-box.js';
 import type { RenderPage } from '../web/render-page.js';
 import { problemBody } from '../web/views/sign-in-page.js';
 import { sameToken, webRequestOf, type WebRequest } from '../web/web-request.js';

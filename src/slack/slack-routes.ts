@@ -7,7 +7,7 @@ import { sendError } from '../http/http-error.js';
 import { isUtf8Json } from '../http/is-utf8-json.js';
 import { readWebhookBody } from '../intake/read-webhook-body.js';
 import type { Logger } from '../logger.js';
-import type { SecretBox } from '../sources/secret-box.js';
+import type { SecretBox } from '../secrets/secret-box.js';
 import {
   ALLOW_ACTION,
   DENY_ACTION,

@@ -10,7 +10,7 @@ import { providerFor } from '../providers/by-kind/provider-for.js';
 import { decideDelivery } from '../providers/decide-delivery.js';
 import type { Facts } from '../providers/provider.js';
 import { parseRules, RulesError } from '../providers/rule-schema.js';
-import type { SecretBox } from './secret-box.js';
+import type { SecretBox } from '../secrets/secret-box.js';
 import { SOURCE_KINDS } from './source-kinds.js';
 import {
   addSource,

@@ -4,7 +4,7 @@ import type { Db } from '../db/open-database.js';
 import { conflict, invalid, notFound } from '../ledger/index.js';
 import { providerFor } from '../providers/by-kind/provider-for.js';
 import { defaultRules, validateRules } from '../providers/rule-schema.js';
-import type { SecretBox } from './secret-box.js';
+import type { SecretBox } from '../secrets/secret-box.js';
 import type { SourceKind } from './source-kinds.js';
 
 /** A source's rules: its provider's shape (`trust:` and `rules:`), validated when saved and read. */

@@ -19,7 +19,7 @@ import {
 } from '../providers/github/convert-manifest-code.js';
 import type { GitHubCredentials } from '../providers/github/github-app-credentials.js';
 import { saveGitHubApp } from '../providers/github/github-app-store.js';
-import type { SecretBox } from '../sources/secret-box.js';
+import type { SecretBox } from '../secrets/secret-box.js';
 import { mintSetupState, takeSetupState } from './github-setup-states.js';
 import type { RenderPage } from './render-page.js';
 import { rememberReturn } from './return-after-sign-in.js';

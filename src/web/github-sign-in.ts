@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { GitHubOAuthCredentials } from '../config/server-config.js';
-import type { GitHubHost } from '../providers/github/github-host.js';
+import type { GitHubHost } from '../config/github-host.js';
 
 /** The App's OAuth client as it is now, and where GitHub is (github.com, or GHE_HOST). */
 export interface GitHubSignIn {

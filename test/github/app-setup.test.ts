@@ -8,7 +8,7 @@ import {
   saveGitHubApp,
   type ManifestConversion,
 } from '../../src/providers/github/github-app-store.js';
-import { createSecretBox } from '../../src/sources/secret-box.js';
+import { createSecretBox } from '../../src/secrets/secret-box.js';
 import { isolateFromGitHub } from './github-app.js';
 import {
   FAKE_USER,

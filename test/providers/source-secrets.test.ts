@@ -6,8 +6,8 @@ import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { loadServerConfig } from '../../src/config/server-config.js';
-import { loadSecretKey } from '../../src/sources/load-secret-key.js';
-import { createSecretBox } from '../../src/sources/secret-box.js';
+import { loadSecretKey } from '../../src/secrets/load-secret-key.js';
+import { createSecretBox } from '../../src/secrets/secret-box.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import {
   addSource,

@@ -9,7 +9,7 @@ import type { GitHubAppCredentials, ServerConfig } from '../../src/config/server
 import type { LimitSettings } from '../../src/http/limit-settings.js';
 import type { DispatcherTiming } from '../../src/delivery/create-dispatcher.js';
 import { silentLogger, type Logger } from '../../src/logger.js';
-import { gitHubHost } from '../../src/providers/github/github-host.js';
+import { gitHubHost } from '../../src/config/github-host.js';
 import {
   startServer,
   type RunningServer,

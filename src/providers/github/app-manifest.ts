@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { load as loadYaml } from 'js-yaml';
 import { PACKAGE_ROOT } from '../../package-root.js';
-import type { GitHubHost } from './github-host.js';
+import type { GitHubHost } from '../../config/github-host.js';
 
 /** An organization's login, as GitHub allows it (and nothing a URL path could be bent with). */
 export const ORG_LOGIN = /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})$/;

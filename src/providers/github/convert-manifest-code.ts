@@ -1,7 +1,7 @@
 import { Octokit } from '@octokit/core';
 import { z } from 'zod';
 import type { ManifestConversion } from './github-app-store.js';
-import type { GitHubHost } from './github-host.js';
+import type { GitHubHost } from '../../config/github-host.js';
 
 const Conversion = z.object({
   id: z.number().int().positive(),

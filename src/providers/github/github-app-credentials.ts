@@ -2,10 +2,10 @@ import type postgres from 'postgres';
 import type { Probot, ProbotOctokit } from 'probot';
 import type { GitHubAppCredentials, GitHubOAuthCredentials } from '../../config/server-config.js';
 import type { Logger } from '../../logger.js';
-import type { SecretBox } from '../../sources/secret-box.js';
+import type { SecretBox } from '../../secrets/secret-box.js';
 import { createGitHubApp } from './create-github-app.js';
 import { hasStoredGitHubApp, readGitHubApp, type StoredGitHubApp } from './github-app-store.js';
-import type { GitHubHost } from './github-host.js';
+import type { GitHubHost } from '../../config/github-host.js';
 
 /** The App `switchboard github setup` stored, as the API shows it: never a secret. */
 export interface SetUpApp {

@@ -1,5 +1,5 @@
 import type { Db } from '../../db/open-database.js';
-import type { SecretBox } from '../../sources/secret-box.js';
+import type { SecretBox } from '../../secrets/secret-box.js';
 
 /** What GitHub's conversion of a manifest code answers (`POST /app-manifests/{code}/conversions`). */
 export interface ManifestConversion {
