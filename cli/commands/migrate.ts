@@ -31,6 +31,7 @@ export default class Migrate extends SwitchboardCommand {
     const log = await createPinoLogger(config.logLevel);
     const db = await openDatabase({
       databaseUrl: config.databaseUrl,
+      databaseDirectUrl: config.databaseDirectUrl,
       dataDir: config.dataDir,
       max: 1,
       log,

@@ -18,6 +18,11 @@ export interface ServerConfig {
   host: string;
   port: number;
   databaseUrl: string | undefined;
+  /**
+   * DATABASE_DIRECT_URL: the PostgreSQL behind DATABASE_URL's transaction pooler, for LISTEN and
+   * session advisory locks; set, DATABASE_URL is taken for a pooler (src/db/open-database.ts).
+   */
+  databaseDirectUrl?: string | undefined;
   dataDir: string;
   credentialsFile: string;
   logLevel: (typeof LOG_LEVELS)[number];
@@ -85,6 +90,10 @@ const Env = z.object({
   HOST: z.string().min(1).default('127.0.0.1'),
   PORT: z.coerce.number().int().min(0).max(65_535).default(3000),
   DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL')
+    .optional(),
+  DATABASE_DIRECT_URL: z
     .string()
     .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL')
     .optional(),
@@ -226,6 +235,11 @@ export function loadServerConfig(
       'DATABASE_URL is not set, and SWITCHBOARD_EMBEDDED_POSTGRES=off starts no embedded PostgreSQL: set DATABASE_URL=postgres://user:password@host:5432/database',
     );
   }
+  if (vars.DATABASE_DIRECT_URL && !vars.DATABASE_URL) {
+    throw new Error(
+      "DATABASE_DIRECT_URL is set without DATABASE_URL: it is the direct address of the PostgreSQL behind DATABASE_URL's pooler — set DATABASE_URL to the pooler, or unset both",
+    );
+  }
   let privateKey: string | null;
   try {
     privateKey = getPrivateKey({ env: present });
@@ -246,6 +260,7 @@ export function loadServerConfig(
     host: vars.HOST,
     port: overrides.port ?? vars.PORT,
     databaseUrl: vars.DATABASE_URL,
+    databaseDirectUrl: vars.DATABASE_DIRECT_URL,
     dataDir: overrides.dataDir ?? vars.SWITCHBOARD_DATA_DIR ?? defaultDataDir(present),
     credentialsFile: defaultCredentialsFile(present),
     logLevel: vars.LOG_LEVEL,

@@ -10,7 +10,9 @@ const POLL_MS = 200;
  * run many schemas on one database), so that of several switchboard processes on one database
  * one does the job at a time. The lock is held on a connection of its own, reserved from the pool
  * for as long as the work lasts, and not in a transaction: the work runs its own short statements
- * on the pool, and a process that dies frees the lock with its connection.
+ * on the pool, and a process that dies frees the lock with its connection. So `sql` must reach
+ * PostgreSQL directly (Database.direct): through a transaction pooler the lock and its unlock
+ * could land on different server connections, and one would stay locked for its next client.
  *
  * The lock is tried, never queued for: with `waitMs` it is tried again until then; when another
  * process still holds it, `work` is not run (`locked: false`).

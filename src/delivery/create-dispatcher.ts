@@ -54,6 +54,7 @@ export interface Dispatcher {
  */
 export async function createDispatcher({
   sql,
+  direct,
   schema,
   hub,
   log,
@@ -61,6 +62,8 @@ export async function createDispatcher({
   timing = DEFAULT_TIMING,
 }: {
   sql: postgres.Sql;
+  /** Straight to PostgreSQL (Database.direct): LISTEN does not pass a transaction pooler. */
+  direct: postgres.Sql;
   schema: string;
   hub: WakeHub;
   log: Logger;
@@ -81,7 +84,17 @@ export async function createDispatcher({
   };
 
   const sessions = localSessions({ sql, processId, sessionTtlMs: timing.sessionTtlMs });
-  const ringer = createRinger({ sql, schema, processId, sessions, outbound, timing, log, track });
+  const ringer = createRinger({
+    sql,
+    direct,
+    schema,
+    processId,
+    sessions,
+    outbound,
+    timing,
+    log,
+    track,
+  });
   const notice = {
     sql,
     sessions,

@@ -43,6 +43,7 @@ export interface Ringer {
  */
 export function createRinger({
   sql,
+  direct,
   schema,
   processId,
   sessions,
@@ -52,6 +53,8 @@ export function createRinger({
   track,
 }: {
   sql: postgres.Sql;
+  /** Straight to PostgreSQL (Database.direct): LISTEN does not pass a transaction pooler. */
+  direct: postgres.Sql;
   schema: string;
   processId: string;
   sessions: LocalSessions;
@@ -166,7 +169,7 @@ export function createRinger({
         order by t.available_at limit 500`;
       for (const { id } of missed) await ringNow(id, { wake: 'catch-up' });
     },
-    listen: () => sql.listen(ringChannel, onRemoteRing, () => track(recoverLostRings())),
+    listen: () => direct.listen(ringChannel, onRemoteRing, () => track(recoverLostRings())),
   };
 }
 

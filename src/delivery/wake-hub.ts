@@ -18,7 +18,8 @@ export interface WakeHub {
  * consumer. postgres.js re-listens by itself after a lost connection.
  */
 export async function createWakeHub(
-  sql: postgres.Sql,
+  /** Straight to PostgreSQL (Database.direct): LISTEN does not pass a transaction pooler. */
+  direct: postgres.Sql,
   schema: string,
   log: Logger,
 ): Promise<WakeHub> {
@@ -26,7 +27,7 @@ export async function createWakeHub(
   const listenCallbacks = new Set<() => void>();
   let markReady!: () => void;
   const ready = new Promise<void>((resolve) => (markReady = resolve));
-  const subscription = await sql.listen(
+  const subscription = await direct.listen(
     wakeChannel(schema),
     (payload) => {
       let wake: Wake;

@@ -46,6 +46,8 @@ interface Watcher {
  */
 export async function createRevocationWatch(
   sql: postgres.Sql,
+  /** Straight to PostgreSQL (Database.direct): LISTEN does not pass a transaction pooler. */
+  direct: postgres.Sql,
   schema: string,
   log: Logger,
 ): Promise<RevocationWatch> {
@@ -127,7 +129,7 @@ export async function createRevocationWatch(
   };
 
   let listened = false;
-  const subscription = await sql.listen(`${schema}.revocations`, heard, () => {
+  const subscription = await direct.listen(`${schema}.revocations`, heard, () => {
     // The first LISTEN has nothing to catch up on; every later one may have missed a NOTIFY.
     if (listened) for (const watcher of watchers) void check(watcher);
     listened = true;

@@ -29,6 +29,8 @@ const MAX_ENTRIES = 10_000;
  */
 export async function createTokenCache(
   sql: postgres.Sql,
+  /** Straight to PostgreSQL (Database.direct): LISTEN does not pass a transaction pooler. */
+  direct: postgres.Sql,
   schema: string,
   log: Logger,
 ): Promise<TokenCache> {
@@ -39,7 +41,7 @@ export async function createTokenCache(
     generation++;
     entries.clear();
   };
-  const subscription = await sql.listen(
+  const subscription = await direct.listen(
     `${schema}.revocations`,
     // A console session's end (`web_sessions:<id>`) concerns no token.
     (payload) => {

@@ -16,6 +16,8 @@ import { oauthRoutes } from './oauth-routes.js';
 
 export interface OAuthOptions {
   sql: postgres.Sql;
+  /** Straight to PostgreSQL (Database.direct): LISTEN does not pass a transaction pooler. */
+  direct: postgres.Sql;
   schema: string;
   log: Logger;
   tokens: TokenCache;
@@ -102,7 +104,7 @@ export function createOAuth(options: OAuthOptions): OAuth {
           select id from oauth_grants where id = any(${open}::bigint[]) and revoked_at is not null`;
         for (const { id } of revoked) endpoint.endGrant(id);
       };
-      const subscription = await sql.listen(
+      const subscription = await options.direct.listen(
         `${schema}.revocations`,
         (payload) => {
           const grant = /^oauth_grants (\d+)$/.exec(payload);

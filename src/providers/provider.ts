@@ -254,6 +254,8 @@ export interface Provider<Rules = unknown> {
    */
   reconciler?(options: {
     sql: postgres.Sql;
+    /** Straight to PostgreSQL (Database.direct), for reconcile's session advisory lock. */
+    direct: postgres.Sql;
     log: Logger;
     clients: ProviderClients;
     off: () => string | null;

@@ -22,6 +22,8 @@ export const PRUNE_INTERVAL_MS = 3_600_000;
  */
 export function createPruner(options: {
   sql: postgres.Sql;
+  /** Straight to PostgreSQL (Database.direct), for the advisory lock: see withAdvisoryLock. */
+  direct: postgres.Sql;
   log: Logger;
   retentionDays: number;
   intervalMs?: number;
@@ -36,7 +38,7 @@ export function createPruner(options: {
   const runOnce = (): Promise<Pruned | null> => {
     running ??= (async () => {
       const started = performance.now();
-      const outcome = await withAdvisoryLock(sql, 'switchboard.retention', () =>
+      const outcome = await withAdvisoryLock(options.direct, 'switchboard.retention', () =>
         pruneOldRows(sql, {
           retentionDays: options.retentionDays,
           batchSize: options.batchSize,

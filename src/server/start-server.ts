@@ -134,6 +134,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   await assertPortFree(config.port, config.host);
   const db = await openDatabase({
     databaseUrl: config.databaseUrl,
+    databaseDirectUrl: config.databaseDirectUrl,
     dataDir: config.dataDir,
     schema: options.schema,
     max: 20,
@@ -198,8 +199,8 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     const metrics = createMetrics(db.sql);
     limits = createLimits(config.limits ?? {}, metrics.registry);
     outbound = createOutbound({ allow: config.outboundAllow ?? [], ca: options.outboundCa });
-    tokens = await createTokenCache(db.sql, db.schema, log);
-    revocations = await createRevocationWatch(db.sql, db.schema, log);
+    tokens = await createTokenCache(db.sql, db.direct, db.schema, log);
+    revocations = await createRevocationWatch(db.sql, db.direct, db.schema, log);
     wakes = createWakeNotifier(db.sql, db.schema, log);
     const secretKey = await loadSecretKey({
       secretKey: config.secretKey,
@@ -213,6 +214,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     // process as soon as it is: whoever reads `clients.github` gets the App as it is now.
     const gh = (github = await createGitHubCredentials({
       sql: db.sql,
+      direct: db.direct,
       schema: db.schema,
       log,
       box,
@@ -286,6 +288,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     reconciler =
       providerFor('github').reconciler?.({
         sql: db.sql,
+        direct: db.direct,
         log,
         clients,
         off: gh.reconcileOff,
@@ -297,9 +300,10 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       clients,
       configTimeoutMs: intakeTuning.github.configTimeoutMs,
     });
-    hub = await createWakeHub(db.sql, db.schema, log);
+    hub = await createWakeHub(db.direct, db.schema, log);
     dispatcher = await createDispatcher({
       sql: db.sql,
+      direct: db.direct,
       schema: db.schema,
       hub,
       log,
@@ -325,6 +329,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     });
     oauth = createOAuth({
       sql: db.sql,
+      direct: db.direct,
       schema: db.schema,
       log,
       tokens,
@@ -451,6 +456,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     reconciler?.start();
     pruner = createPruner({
       sql: db.sql,
+      direct: db.direct,
       log,
       retentionDays: config.retentionDays ?? DEFAULT_RETENTION_DAYS,
     });

@@ -357,7 +357,12 @@ describe('in the background', () => {
     const old = await githubDelivery(DAYS + 1);
     const other = db.connect(2);
     try {
-      const pruner = createPruner({ sql: db.sql, log: silentLogger, retentionDays: DAYS });
+      const pruner = createPruner({
+        sql: db.sql,
+        direct: db.sql,
+        log: silentLogger,
+        retentionDays: DAYS,
+      });
       const skipped = await withAdvisoryLock(other, 'switchboard.retention', () =>
         pruner.runOnce(),
       );

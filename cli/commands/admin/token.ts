@@ -61,6 +61,7 @@ The token is printed once. With --save it becomes the credentials file's entry f
     const log = await createPinoLogger(process.env.LOG_LEVEL ? config.logLevel : 'warn');
     const db = await openDatabase({
       databaseUrl: config.databaseUrl,
+      databaseDirectUrl: config.databaseDirectUrl,
       dataDir,
       max: 1,
       log,

@@ -18,6 +18,8 @@ const HAND_WAIT_MS = 60_000;
  */
 export function createDeliveryReconciler(options: {
   sql: postgres.Sql;
+  /** Straight to PostgreSQL (Database.direct), for the advisory lock: see withAdvisoryLock. */
+  direct: postgres.Sql;
   log: Logger;
   /** The App's own Octokit (a JWT, no installation): Probot's `auth()`. */
   auth(): Promise<ProbotOctokit>;
@@ -25,7 +27,7 @@ export function createDeliveryReconciler(options: {
   off: () => string | null;
   tuning: ReconcileTuning;
 }): DeliveryReconciler {
-  const { sql, log, tuning } = options;
+  const { sql, direct, log, tuning } = options;
   const stopping = new AbortController();
   const inFlight = new Set<Promise<unknown>>();
 
@@ -40,7 +42,7 @@ export function createDeliveryReconciler(options: {
 
   const background = async () => {
     if (options.off() !== null) return;
-    const outcome = await withAdvisoryLock(sql, LOCK, pass(tuning.windowMs));
+    const outcome = await withAdvisoryLock(direct, LOCK, pass(tuning.windowMs));
     if (!outcome.locked) return;
     const report = outcome.value;
     const counts = Object.fromEntries(
@@ -78,7 +80,7 @@ export function createDeliveryReconciler(options: {
     },
     async run(sinceMs) {
       const outcome = await track(
-        withAdvisoryLock(sql, LOCK, pass(sinceMs), {
+        withAdvisoryLock(direct, LOCK, pass(sinceMs), {
           waitMs: HAND_WAIT_MS,
           signal: stopping.signal,
         }),

@@ -56,6 +56,8 @@ export interface GitHubCredentials {
  */
 export async function createGitHubCredentials(options: {
   sql: postgres.Sql;
+  /** Straight to PostgreSQL (Database.direct): LISTEN does not pass a transaction pooler. */
+  direct: postgres.Sql;
   schema: string;
   log: Logger;
   /** Opens the stored App's secrets; null (no server key): a stored App cannot be used. */
@@ -135,7 +137,11 @@ export async function createGitHubCredentials(options: {
       log.warn({ err: error }, 'could not read the stored GitHub App; will at the next change'),
     );
   };
-  const subscription = await sql.listen(`${options.schema}.github_app`, reloadHeard, reloadHeard);
+  const subscription = await options.direct.listen(
+    `${options.schema}.github_app`,
+    reloadHeard,
+    reloadHeard,
+  );
   await reload();
 
   const app = () => envApp ?? storedApp;

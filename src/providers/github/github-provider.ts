@@ -115,9 +115,10 @@ export const githubProvider: Provider<RepositoryConfig> = {
     footer: (line) => `\n\n<sub>${line}</sub>`,
     send: (request, clients) => sendWriteBack(request, clients),
   },
-  reconciler: ({ sql, log, clients, off, tuning }) =>
+  reconciler: ({ sql, direct, log, clients, off, tuning }) =>
     createDeliveryReconciler({
       sql,
+      direct,
       log,
       off,
       auth: () => {

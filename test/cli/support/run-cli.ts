@@ -46,7 +46,14 @@ function childEnv(env: Record<string, string | undefined>): NodeJS.ProcessEnv {
       ([key]) =>
         !key.startsWith('SWITCHBOARD_') &&
         !key.startsWith('XDG_') &&
-        !['DEBUG', 'DATABASE_URL', 'WEBHOOK_SECRET', 'PORT', 'NODE_OPTIONS'].includes(key),
+        ![
+          'DEBUG',
+          'DATABASE_URL',
+          'DATABASE_DIRECT_URL',
+          'WEBHOOK_SECRET',
+          'PORT',
+          'NODE_OPTIONS',
+        ].includes(key),
     ),
   );
   return { ...base, ...env };
