@@ -125,7 +125,11 @@ SIGINT or SIGTERM stops it gracefully: no new requests, those in flight finish, 
     } catch (error) {
       // Ctrl-C in a terminal signals the whole process group, so the embedded PostgreSQL (our
       // child) gets SIGINT too and shuts down by itself while we close: we are stopping anyway.
-      log.warn({ err: error }, 'stopped; the database had gone away while closing');
+      // The message only: a stack trace is no use to whoever pressed Ctrl-C.
+      log.warn(
+        { error: error instanceof Error ? error.message : String(error) },
+        'stopped; the database had gone away while closing',
+      );
     }
   }
 }

@@ -57,7 +57,11 @@ export async function createWakeHub(
     async close() {
       listeners.clear();
       listenCallbacks.clear();
-      await subscription.unlisten();
+      // PostgreSQL may have ended the connection first (Ctrl-C reaches it too): nothing is
+      // listened to any more either way, and the rest of the server's close must still run.
+      await subscription.unlisten().catch((error: unknown) => {
+        log.debug({ err: error }, 'could not stop listening for wakes');
+      });
     },
   };
 }
