@@ -5,6 +5,7 @@ import { visibleTo, type Actor } from './actor.js';
 import { batched, inTransaction, isTransaction } from './batched.js';
 import { assertLeaseToken, updateLeasedTodo } from './lease.js';
 import { todoColumns, type Todo } from './todo.js';
+import type { TodoSource } from '../contract/todo.js';
 import { wakeHeldBack } from './wake-held-back.js';
 import { assertStorable } from './validate.js';
 
@@ -14,8 +15,15 @@ export interface Completion {
   result?: unknown;
 }
 
-/** Work that must commit with the completion or not at all (e.g. queueing a write-back). */
-export type AfterComplete = (tx: postgres.TransactionSql, todo: Todo) => Promise<void>;
+/**
+ * Work that must commit with the completion or not at all (e.g. queueing a write-back), for the
+ * todos from `sources` only: a todo from anywhere else is completed in one statement of its own,
+ * with no transaction around it.
+ */
+export interface AfterComplete {
+  sources: readonly TodoSource[];
+  run(tx: postgres.TransactionSql, todo: Todo): Promise<void>;
+}
 
 interface CompletionRequest {
   actor: Actor;
@@ -29,8 +37,9 @@ interface CompletionRequest {
 /**
  * Marks a claimed todo done, if `leaseToken` is still its lease. Concurrent completions by one
  * actor share a statement — each row fenced by its own token and lease end, each with its own
- * history row — and, with `after`, one transaction. A completion the shared statement did not
- * take (its lease lost, or the batch failed) is tried again alone, which says why it was refused.
+ * history row. A completion the shared statement did not take — its lease lost, the batch failed,
+ * or its todo is from one of `after`'s sources — is done alone, in a transaction with `after`
+ * when there is one, which also says why a refused one was refused.
  */
 export async function completeTodo(
   db: Db,
@@ -45,13 +54,13 @@ export async function completeTodo(
   assertStorable({ summary, result });
   assertLeaseToken(leaseToken);
   const request = { actor, id, leaseToken, summary, result, after };
-  const key = JSON.stringify([actor.kind, actor.name, actor.via]);
+  const key = JSON.stringify([actor.kind, actor.name, actor.via, after?.sources ?? []]);
   return (await completeBatched(db, key, request)) ?? completeAlone(db, request);
 }
 
 const completeBatched = batched(
   async (db: Db, _key: string, requests: CompletionRequest[]): Promise<(Todo | null)[]> => {
-    const { actor } = requests[0]!;
+    const { actor, after } = requests[0]!;
     const rows = requests.map((request, ord) => ({
       ord,
       id: request.id,
@@ -70,6 +79,7 @@ const completeBatched = batched(
         from v
         where t.id = v.id and t.state = 'claimed' and t.lease_token = v.token
           and t.available_at > now() and ${visibleTo(tx, actor)}
+          ${after ? tx`and t.source <> all(${after.sources as string[]}::text[])` : tx``}
         returning t.*, v.ord, v.excerpt as summary_excerpt
       ), e as (
         insert into todo_events (todo_id, actor_kind, actor, via, action, data)
@@ -78,15 +88,8 @@ const completeBatched = batched(
         from t
       ), freed as (${wakeHeldBack(tx)})
       select ${todoColumns(tx)}, t.ord from t where (select count(*) from freed) >= 0`;
-    const hooked = requests.some((request) => request.after);
     try {
-      const done = hooked
-        ? await inTransaction(db, async (tx) => {
-            const rows = await complete(tx);
-            for (const { ord, ...todo } of rows) await requests[ord]!.after?.(tx, todo);
-            return rows;
-          })
-        : await complete(db);
+      const done = await complete(db);
       const byOrd = new Map(done.map(({ ord, ...todo }) => [ord, todo]));
       return requests.map((_, ord) => byOrd.get(ord) ?? null);
     } catch (error) {
@@ -111,7 +114,7 @@ async function completeAlone(db: Db, request: CompletionRequest): Promise<Todo> 
   if (!after) return update(db);
   return inTransaction(db, async (tx) => {
     const todo = await update(tx);
-    await after(tx, todo);
+    await after.run(tx, todo);
     return todo;
   });
 }

@@ -2,7 +2,8 @@ import type postgres from 'postgres';
 import { excerpt } from '../contract/neutralise-text.js';
 import type { TodoHooks } from '../http/todo-routes.js';
 import { displayId, type Actor, type Todo } from '../ledger/index.js';
-import { providerOfKind } from '../providers/by-kind/provider-for.js';
+import { providerFor, providerOfKind } from '../providers/by-kind/provider-for.js';
+import { PROVIDER_KINDS } from '../contract/todo.js';
 import { COMMENT_MAX, enqueueWriteBack } from './enqueue-write-back.js';
 
 /**
@@ -12,6 +13,9 @@ import { COMMENT_MAX, enqueueWriteBack } from './enqueue-write-back.js';
  * todo someone asked for in a comment goes back to that conversation. The todo's source says
  * whose it is; a todo from anywhere else (the CLI, the API) writes back nowhere.
  */
+/** The providers a todo's summary may go back to. */
+const WRITES_BACK = PROVIDER_KINDS.filter((kind) => providerFor(kind).writeBack);
+
 export function writeBackHooks(options: {
   /** Whether the App's credentials are here now (without them nothing goes back to GitHub). */
   github: () => boolean;
@@ -46,15 +50,18 @@ export function writeBackHooks(options: {
         text,
         `reply from ${actor.name} (${actor.kind}) on switchboard todo ${displayId(todo.id)}`,
       ),
-    afterComplete: async (tx, todo, actor) => {
-      if (!todo.summary) return;
-      await queue(
-        tx,
-        todo,
-        todo.summary,
-        `switchboard todo ${displayId(todo.id)}, completed by ${actor.name}`,
-        { rule: 'comment' },
-      );
+    afterComplete: {
+      sources: WRITES_BACK,
+      run: async (tx, todo, actor) => {
+        if (!todo.summary) return;
+        await queue(
+          tx,
+          todo,
+          todo.summary,
+          `switchboard todo ${displayId(todo.id)}, completed by ${actor.name}`,
+          { rule: 'comment' },
+        );
+      },
     },
   };
 }

@@ -23,8 +23,14 @@ export interface TodoHooks {
    * it, creates do not NOTIFY inside their own commit. Without it, the database's trigger does.
    */
   announce?: (todos: Todo[]) => void;
-  /** A todo was completed (e.g. GitHub write-back queues the summary as a comment). */
-  afterComplete?: (tx: postgres.TransactionSql, todo: Todo, actor: Actor) => Promise<void>;
+  /**
+   * A todo from one of `sources` was completed (e.g. GitHub write-back queues the summary as a
+   * comment); a todo from anywhere else is completed without a transaction of its own.
+   */
+  afterComplete?: {
+    sources: readonly TodoSource[];
+    run(tx: postgres.TransactionSql, todo: Todo, actor: Actor): Promise<void>;
+  };
   /** Someone replied on a todo (e.g. GitHub write-back queues the reply as a comment). */
   afterReply?: (
     tx: postgres.TransactionSql,
@@ -75,14 +81,18 @@ export function createTodoService(sql: postgres.Sql, hooks: TodoHooks = {}): Tod
     },
 
     complete: (actor, id, leaseToken, completion) =>
-      // Without a hook, no transaction of its own: concurrent completions share one statement.
+      // Concurrent completions share one statement; only a todo the hook may act on takes a
+      // transaction of its own.
       completeTodo(
         sql,
         actor,
         id,
         leaseToken,
         completion,
-        afterComplete && ((tx, done) => afterComplete(tx, done, actor)),
+        afterComplete && {
+          sources: afterComplete.sources,
+          run: (tx, done) => afterComplete.run(tx, done, actor),
+        },
       ),
 
     reply: (actor, id, text) =>

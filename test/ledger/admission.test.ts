@@ -251,7 +251,17 @@ test('a completion or a failure that frees a slot wakes the oldest todo held bac
     expect(wakes[0]).toMatchObject({ queue, event: 'claimable', assignee: null });
     // Completed alone (with a hook, as GitHub's write-back does), and failed: each wakes too.
     const c = await claimTodo(db.sql, cast.bot, ids[2]!);
-    await completeTodo(db.sql, cast.bot, c.id, c.lease_token, {}, async () => {});
+    await completeTodo(
+      db.sql,
+      cast.bot,
+      c.id,
+      c.lease_token,
+      {},
+      {
+        sources: ['cli'],
+        run: async () => {},
+      },
+    );
     await expect.poll(() => wakes.map((wake) => wake.todo_id)).toEqual([ids[2], ids[3]]);
     await failTodo(db.sql, cast.bot, b.id, b.lease_token, 'flaky');
     await expect.poll(() => wakes.map((wake) => wake.todo_id)).toEqual([ids[2], ids[3], ids[3]]);

@@ -102,11 +102,21 @@ test('work that must commit with a completion: a failing one undoes only its own
   const doomed = claims[1]!.id;
   const outcomes = await Promise.allSettled(
     claims.map((todo) =>
-      completeTodo(db.sql, cast.bot, todo.id, todo.lease_token, {}, async (tx, done) => {
-        await tx`insert into todo_events (todo_id, actor_kind, actor, via, action)
-                 values (${done.id}, 'system', 'test', 'test', 'hooked')`;
-        if (done.id === doomed) throw new Error('the write-back could not be queued');
-      }),
+      completeTodo(
+        db.sql,
+        cast.bot,
+        todo.id,
+        todo.lease_token,
+        {},
+        {
+          sources: ['cli'],
+          run: async (tx, done) => {
+            await tx`insert into todo_events (todo_id, actor_kind, actor, via, action)
+                   values (${done.id}, 'system', 'test', 'test', 'hooked')`;
+            if (done.id === doomed) throw new Error('the write-back could not be queued');
+          },
+        },
+      ),
     ),
   );
   expect(outcomes.map((o) => o.status)).toEqual([
@@ -126,6 +136,38 @@ test('work that must commit with a completion: a failing one undoes only its own
         : { id: row.id, state: 'done', hooked: 1 },
     );
   }
+});
+
+test('work that must commit with a completion runs for its sources only: the others complete without it', async () => {
+  const queue = await seed(3);
+  const claims = (await Promise.all(
+    Array.from({ length: 3 }, () => claimNextTodo(db.sql, cast.bot, queue)),
+  )) as ClaimedTodo[];
+  const hooked: number[] = [];
+  const done = await Promise.all(
+    claims.map((todo) =>
+      completeTodo(
+        db.sql,
+        cast.bot,
+        todo.id,
+        todo.lease_token,
+        { summary: 'ok' },
+        {
+          sources: ['github'],
+          run: (_tx, todo) => {
+            hooked.push(todo.id);
+            return Promise.resolve();
+          },
+        },
+      ),
+    ),
+  );
+  expect(done.map((todo) => todo.state)).toEqual(['done', 'done', 'done']);
+  expect(hooked).toEqual([]);
+  const [{ n }] = await db.sql<[{ n: number }]>`
+    select count(*)::int as n from todo_events
+    where action = 'completed' and todo_id = any(${claims.map((t) => t.id)}::bigint[])`;
+  expect(n).toBe(3);
 });
 
 test('inside a caller transaction, nothing is batched: a rollback undoes the claim', async () => {
