@@ -48,10 +48,12 @@ export function createErrorHandler(log: Logger): ErrorRequestHandler {
       return sendError(res, 413, 'too_large', 'request body is too large');
     if (type === 'entity.parse.failed')
       return sendError(res, 400, 'invalid', 'request body is not valid JSON');
+    if (type === 'entity.verify.failed')
+      return sendError(res, 400, 'invalid', 'request body is not valid UTF-8');
     if (type === 'encoding.unsupported' || type === 'charset.unsupported') {
       return sendError(res, 415, 'unsupported_media_type', 'request body must be UTF-8 JSON');
     }
-    if (type === 'request.aborted')
+    if (type === 'request.aborted' || type === 'request.size.invalid')
       return sendError(res, 400, 'invalid', 'request body was cut short');
     // Not a bug: PostgreSQL is down, restarting or out of connections. Say so (the client can
     // act on it: wait and retry) without the driver's words, which name hosts and ports.

@@ -1,8 +1,10 @@
 import { isUtf8 } from 'node:buffer';
-import express, { type RequestHandler } from 'express';
+import { finished } from 'node:stream';
+import type { Request, RequestHandler } from 'express';
 import { JSON_MAX_DEPTH } from '../ledger/validate.js';
 import { HttpError } from './http-error.js';
 import { isUtf8Json } from './is-utf8-json.js';
+import { bodyError, readRawBody } from './read-raw-body.js';
 
 export const API_MAX_BODY_BYTES = 2 * 1024 * 1024;
 
@@ -39,14 +41,60 @@ const checkHeaders: RequestHandler = (req, _res, next) => {
   next();
 };
 
-const parseJson = express.json({
-  limit: API_MAX_BODY_BYTES,
-  inflate: false,
-  // Refused, not decoded into U+FFFD: what is stored must be what was sent.
-  verify: (_req, _res, bytes) => {
-    if (!isUtf8(bytes)) throw new HttpError(400, 'invalid', 'request body is not valid UTF-8');
-  },
-});
+const parseJson = parseJsonBody(API_MAX_BODY_BYTES);
+
+/** Whether the request says it has a body (a length above 0, or chunks). */
+function hasBody(req: Request): boolean {
+  return (
+    Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined
+  );
+}
+
+/**
+ * Reads a UTF-8 `application/json` body of at most `limit` bytes into `req.body` (once: the
+ * bytes are held in one buffer, src/http/read-raw-body.ts), leaving any other request alone. Its
+ * refusals carry body-parser's error types, which every error handler here knows: not UTF-8 bytes
+ * (`entity.verify.failed`: refused, not decoded into U+FFFD — what is stored must be what was
+ * sent), not JSON or not an object or array at the top (`entity.parse.failed`), another charset
+ * (`charset.unsupported`), over the limit, compressed or cut short (readRawBody's).
+ */
+export function parseJsonBody(limit: number): RequestHandler {
+  return (req, _res, next) => {
+    if (req.body !== undefined || !hasBody(req)) return next();
+    if (!isUtf8Json(req.headers['content-type'])) {
+      if (!req.is('application/json')) return next();
+      return next(bodyError(415, 'charset.unsupported', 'the body must be UTF-8 JSON'));
+    }
+    readRawBody(req, limit).then(
+      (bytes) => {
+        if (!isUtf8(bytes))
+          return next(bodyError(400, 'entity.verify.failed', 'the body is not UTF-8'));
+        if (bytes.length === 0) {
+          req.body = {};
+          return next();
+        }
+        let body: unknown;
+        try {
+          body = JSON.parse(bytes.toString('utf8'));
+        } catch {
+          return next(bodyError(400, 'entity.parse.failed', 'the body is not valid JSON'));
+        }
+        if (typeof body !== 'object' || body === null)
+          return next(
+            bodyError(400, 'entity.parse.failed', 'the body is not a JSON object or array'),
+          );
+        req.body = body;
+        next();
+      },
+      (error: unknown) => {
+        // As body-parser does: what is left of a refused body is read and dropped before the
+        // answer, which a client still sending would otherwise never get to read.
+        finished(req, () => next(error));
+        req.resume();
+      },
+    );
+  };
+}
 
 /**
  * The body itself is one level; a field (a result) holds at most JSON_MAX_DEPTH more, which the

@@ -1,7 +1,7 @@
 import type { Request } from 'express';
 
 /** A failure to read, typed as body-parser's are, so that every error handler knows it. */
-function bodyError(status: number, type: string, message: string): Error {
+export function bodyError(status: number, type: string, message: string): Error {
   return Object.assign(new Error(message), { status, type });
 }
 
