@@ -41,7 +41,9 @@ export interface HttpAppOptions {
   todos: TodoService;
   /** More routes under /api/v1, behind authentication (e.g. deliveries, the event stream). */
   apiRoutes?: Router[];
-  /** Routes of their own at the top level, each doing its own authentication (e.g. /mcp). */
+  /** /mcp, doing its own authentication: mounted first, since agents call it most. */
+  mcp?: Router;
+  /** Routes of their own at the top level, each doing its own authentication (e.g. OAuth's). */
   routes?: Router[];
   /** The hosts requests may be addressed to (src/http/public-address.ts). */
   address: PublicAddress;
@@ -60,6 +62,7 @@ export function createHttpApp({
   slack,
   todos,
   apiRoutes = [],
+  mcp,
   routes = [],
   address,
   metricsToken,
@@ -74,6 +77,7 @@ export function createHttpApp({
   if (limits.settings.trustProxy === false) app.use(warnOfUntrustedProxy(log));
   app.use(metrics.observeRequests);
   app.use(hostGuard(address));
+  if (mcp) app.use(mcp);
 
   app.get('/healthz', async (_req, res) => {
     try {

@@ -16,6 +16,9 @@ export interface PublicAddress {
   listening(url: string, beyondLoopback: boolean): void;
 }
 
+/** How many answerable Host headers are remembered: a stranger's many names are judged each time. */
+const ALLOWED_KEPT = 64;
+
 const HOST = /^(?:\[[0-9a-f:.]+\]|[a-z0-9.-]+)(?::\d{1,5})?$/i;
 
 /**
@@ -33,6 +36,8 @@ export function createPublicAddress(publicUrl: string | undefined): PublicAddres
   const defaultPort = (protocol: string) => (protocol === 'https:' ? '443' : '80');
   let listeningUrl: string | undefined;
   let beyondLoopback = false;
+  /** Hosts already found answerable (until the server says where it listens again). */
+  const allowed = new Set<string>();
 
   const parse = (host: string) => {
     if (!HOST.test(host)) return undefined;
@@ -52,23 +57,12 @@ export function createPublicAddress(publicUrl: string | undefined): PublicAddres
       return listeningUrl;
     },
     hostRefusal(host) {
-      const parsed = host ? parse(host) : undefined;
-      if (parsed) {
-        const { hostname, port } = parsed;
-        if (
-          configured &&
-          hostname === configured.hostname &&
-          (port || defaultPort(configured.protocol)) ===
-            (configured.port || defaultPort(configured.protocol))
-        )
-          return undefined;
-        if (isLoopbackName(hostname)) return undefined;
-        if (beyondLoopback && isAddress(hostname)) return undefined;
-      }
-      const named = host ? `the host ${host.slice(0, 256)}` : 'a request without a Host';
-      return configured
-        ? `this server does not answer for ${named}: it is ${configured.origin} (SWITCHBOARD_PUBLIC_URL)`
-        : `this server does not answer for ${named}: set SWITCHBOARD_PUBLIC_URL to the address its clients use (e.g. https://switchboard.example.com), or use its IP address or localhost`;
+      // Every request asks, and with a handful of names between them: each is judged once.
+      if (host !== undefined && allowed.has(host)) return undefined;
+      const refusal = judge(host);
+      if (refusal === undefined && host !== undefined && allowed.size < ALLOWED_KEPT)
+        allowed.add(host);
+      return refusal;
     },
     allowsOrigin(origin, own) {
       const given = origin.toLowerCase();
@@ -77,8 +71,29 @@ export function createPublicAddress(publicUrl: string | undefined): PublicAddres
     listening(url, beyond) {
       listeningUrl = url;
       beyondLoopback = beyond;
+      allowed.clear();
     },
   };
+
+  function judge(host: string | undefined): string | undefined {
+    const parsed = host ? parse(host) : undefined;
+    if (parsed) {
+      const { hostname, port } = parsed;
+      if (
+        configured &&
+        hostname === configured.hostname &&
+        (port || defaultPort(configured.protocol)) ===
+          (configured.port || defaultPort(configured.protocol))
+      )
+        return undefined;
+      if (isLoopbackName(hostname)) return undefined;
+      if (beyondLoopback && isAddress(hostname)) return undefined;
+    }
+    const named = host ? `the host ${host.slice(0, 256)}` : 'a request without a Host';
+    return configured
+      ? `this server does not answer for ${named}: it is ${configured.origin} (SWITCHBOARD_PUBLIC_URL)`
+      : `this server does not answer for ${named}: set SWITCHBOARD_PUBLIC_URL to the address its clients use (e.g. https://switchboard.example.com), or use its IP address or localhost`;
+  }
 }
 
 function isLoopbackName(hostname: string): boolean {

@@ -1,10 +1,9 @@
-import { isUtf8 } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
-import express, {
+import {
   Router,
   type ErrorRequestHandler,
   type Request,
@@ -18,6 +17,7 @@ import type { Dispatcher } from '../delivery/create-dispatcher.js';
 import { authenticate, actorOf, tokenOf } from '../http/authenticate.js';
 import { createEventStreams, type EventStream } from '../http/create-event-streams.js';
 import { tooManyStreams } from '../http/event-stream-routes.js';
+import { parseJsonBody } from '../http/read-json-body.js';
 import type { Limits } from '../http/create-limits.js';
 import { limitPrincipalRate } from '../http/principal-rate-limit.js';
 import type { RevocationWatch } from '../http/revocation-watch.js';
@@ -28,6 +28,8 @@ import type { TodoService } from '../todos/create-todo-service.js';
 import { registerTodoTools } from './todo-tools.js';
 
 export const MCP_PATH = '/mcp';
+/** The largest request body /mcp reads. */
+const MAX_BODY_BYTES = 2 * 1024 * 1024;
 /**
  * A session with no request and no open stream for this long is closed. Clients that go away
  * without ending their session (the SDK's close() sends no DELETE) would otherwise hold memory.
@@ -129,11 +131,10 @@ export function createMcpEndpoint({
       enableJsonResponse: true,
     });
     await server.connect(transport);
-    try {
-      await transport.handleRequest(req, res, req.body);
-    } finally {
-      await server.close().catch(() => {});
-    }
+    // Answered in JSON, the request is over when this returns: the server and its transport hold
+    // nothing else and go with it. (Closing them would only build the SDK's "connection closed"
+    // error for requests that are not pending: a stack trace per request.)
+    await transport.handleRequest(req, res, req.body);
   };
 
   /** An MCP log notification (`notifications/message`, level info) on the session's stream. */
@@ -275,7 +276,7 @@ export function createMcpEndpoint({
     MCP_PATH,
     authenticateBearer,
     limitPrincipalRate(limits.rate, (res, message) => jsonRpcError(res, 429, message)),
-    express.json({ limit: '2mb', verify: requireUtf8 }),
+    parseJsonBody(MAX_BODY_BYTES),
   );
   routes.post(MCP_PATH, handle);
   routes.get(MCP_PATH, handle);
@@ -307,16 +308,7 @@ function jsonRpcError(
   res.status(status).set(headers).json({ jsonrpc: '2.0', error: { code, message }, id: null });
 }
 
-/**
- * Bytes that are not UTF-8 would be decoded with U+FFFD in their place, and text stored as sent
- * would then not be what was sent: refuse them. (body-parser answers a throw here with its
- * `entity.verify.failed`.)
- */
-function requireUtf8(_req: unknown, _res: unknown, body: Buffer): void {
-  if (!isUtf8(body)) throw Object.assign(new Error('the body is not UTF-8'), { status: 400 });
-}
-
-/** body-parser's refusals, by its error type: status, JSON-RPC code and message. */
+/** The body's refusals, by their error type (src/http/read-json-body.ts): status, JSON-RPC code and message. */
 const BODY_ERRORS: Record<string, [number, number, string]> = {
   'entity.parse.failed': [400, -32700, 'Parse error: the body is not valid JSON'],
   'entity.verify.failed': [400, -32700, 'Parse error: the body is not UTF-8'],
@@ -324,6 +316,7 @@ const BODY_ERRORS: Record<string, [number, number, string]> = {
   'encoding.unsupported': [415, -32700, 'Parse error: the body must be UTF-8 JSON'],
   'charset.unsupported': [415, -32700, 'Parse error: the body must be UTF-8 JSON'],
   'request.aborted': [400, -32700, 'Parse error: the body was cut short'],
+  'request.size.invalid': [400, -32700, 'Parse error: the body was cut short'],
 };
 
 /** A body that never became a message is answered in JSON-RPC, as the SDK answers the rest. */

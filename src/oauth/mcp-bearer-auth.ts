@@ -1,7 +1,7 @@
 import { InvalidTokenError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
 import { requireBearerAuth } from '@modelcontextprotocol/sdk/server/auth/middleware/bearerAuth.js';
 import type { OAuthTokenVerifier } from '@modelcontextprotocol/sdk/server/auth/provider.js';
-import type { RequestHandler } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import { actorOfRequest } from '../http/authenticate.js';
 import { clientAddressOf } from '../http/client-address.js';
 import type { FailureLimiter } from '../http/failure-limiter.js';
@@ -28,40 +28,42 @@ export function mcpBearerAuth(
     resourceMetadataUrl: endpoints.mcpResourceMetadata,
     expectedResource: new URL(endpoints.mcpResource),
   };
-  return async (req, res, next) => {
+  /**
+   * A failed token counts against its address; one sent from an address already over the limit
+   * has the SDK's 401 turned into the API's 429. (Only a failure looks the address up: a valid
+   * token costs nothing here.)
+   */
+  const countFailure = async (req: Request, res: Response) => {
     const key = `token:${clientAddressOf(req)}`;
     const over = (await failures.retryAfter(key)) !== undefined;
-    let refusedWait: number | undefined;
+    const wait = await failures.fail(key);
+    if (!over || wait === undefined) return;
+    const json = res.json.bind(res);
+    res.json = (body: unknown) => {
+      if (res.statusCode !== 401) return json(body);
+      res.status(429).set('retry-after', String(wait));
+      return json({
+        jsonrpc: '2.0',
+        error: {
+          code: -32001,
+          message: `token is invalid or revoked, and more than ${failures.limit} tokens sent from your address failed within ${failures.windowMs / 60_000} minutes: wait ${wait} s before sending another (SWITCHBOARD_AUTH_FAILURE_LIMIT; a valid token is always accepted)`,
+        },
+        id: null,
+      });
+    };
+  };
+  return async (req, res, next) => {
     const counting: OAuthTokenVerifier = {
       async verifyAccessToken(token) {
         try {
           return await verifier.verifyAccessToken(token);
         } catch (error) {
-          if (error instanceof InvalidTokenError) {
-            const wait = await failures.fail(key);
-            if (over && wait !== undefined) refusedWait = wait;
-          }
+          if (error instanceof InvalidTokenError) await countFailure(req, res);
           throw error;
         }
       },
     };
     const check = requireBearerAuth({ verifier: counting, ...options });
-    // The SDK answers a bad token itself; past the limit that answer becomes the API's 429.
-    if (over) {
-      const json = res.json.bind(res);
-      res.json = (body: unknown) => {
-        if (refusedWait === undefined || res.statusCode !== 401) return json(body);
-        res.status(429).set('retry-after', String(refusedWait));
-        return json({
-          jsonrpc: '2.0',
-          error: {
-            code: -32001,
-            message: `token is invalid or revoked, and more than ${failures.limit} tokens sent from your address failed within ${failures.windowMs / 60_000} minutes: wait ${refusedWait} s before sending another (SWITCHBOARD_AUTH_FAILURE_LIMIT; a valid token is always accepted)`,
-          },
-          id: null,
-        });
-      };
-    }
     await check(req, res, (error?: unknown) => {
       if (error) return next(error);
       const bearer = req.auth?.extra?.bearer as Bearer;

@@ -395,7 +395,8 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
         web.apiRoutes,
         setup.apiRoutes,
       ],
-      routes: [oauth.routes, mcp.routes, web.routes],
+      mcp: mcp.routes,
+      routes: [oauth.routes, web.routes],
       address: publicAddress,
       metricsToken: config.metricsToken,
     });
