@@ -3,6 +3,7 @@ import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import { cpuProfileArgs } from './cpu-profile-args.js';
 import type { BareServer } from './bare-mcp-server.js';
 
 const ENTRY = fileURLToPath(new URL('./bare-process.ts', import.meta.url));
@@ -20,7 +21,7 @@ export async function spawnBareProcess(
   schema: string,
   secret = '',
 ): Promise<BareServer> {
-  const child = spawn(process.execPath, ['--import', 'tsx', ENTRY], {
+  const child = spawn(process.execPath, [...cpuProfileArgs(), '--import', 'tsx', ENTRY], {
     cwd: PACKAGE_ROOT,
     env: {
       ...process.env,
