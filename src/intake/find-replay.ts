@@ -27,14 +27,18 @@ export async function findReplay(
 ): Promise<string | null> {
   if (query.windowMs <= 0) return null;
   const hex = query.bodySha256.toString('hex');
-  await tx`select pg_advisory_xact_lock(hashtextextended(${`switchboard.body:${hex}`}, 0))`;
   const since = tx`now() - make_interval(secs => ${query.windowMs / 1000})`;
-  const [earlier] = await tx<{ delivery_id: string }[]>`
-    select delivery_id from deliveries
-    where source = ${query.source} and body_sha256 = ${query.bodySha256}
-      and received_at > ${since}
-      and disposition not in ('duplicate', 'unreadable')
-      and delivery_id <> ${query.deliveryId}
-    order by id limit 1`;
+  // Sent together (postgres.js pipelines a transaction's statements), run one after the other:
+  // the look runs once the lock is held, in a snapshot of its own that sees what committed first.
+  const [, [earlier]] = await Promise.all([
+    tx`select pg_advisory_xact_lock(hashtextextended(${`switchboard.body:${hex}`}, 0))`,
+    tx<{ delivery_id: string }[]>`
+      select delivery_id from deliveries
+      where source = ${query.source} and body_sha256 = ${query.bodySha256}
+        and received_at > ${since}
+        and disposition not in ('duplicate', 'unreadable')
+        and delivery_id <> ${query.deliveryId}
+      order by id limit 1`,
+  ]);
   return earlier?.delivery_id ?? null;
 }
