@@ -4,7 +4,7 @@ import { enqueueWriteBack } from '../outbox/enqueue-write-back.js';
 import type { Decision, Disposition } from '../providers/decide-delivery.js';
 import type { Facts, Provider } from '../providers/provider.js';
 import { TimeoutError } from '../providers/with-timeout.js';
-import { findReplay } from './find-replay.js';
+import { claimDeliveryId } from './claim-delivery-id.js';
 
 export interface RecordedDelivery {
   /** The row's id: `deliveries show ID`. */
@@ -32,7 +32,7 @@ const NOTE_MAX = 1000;
  * delivery id), then its todo and the write-backs that go with it, or the verdict it carries. A
  * redelivery under the same id finds the id taken — at once, or after waiting for the first to
  * commit — and is recorded as a `duplicate` receipt that makes nothing; so is a replay, the same
- * signed body under another id (findReplay). Nothing is written once `deadline` has passed: a
+ * signed body under another id (claimDeliveryId). Nothing is written once `deadline` has passed: a
  * caller that stopped waiting must not have its delivery commit behind its back. A new todo's
  * wake goes out after the commit, not inside it (migrations/0012).
  */
@@ -62,7 +62,7 @@ export async function recordDelivery(
     subject: columns.subject?.slice(0, 300) ?? null,
     actor: columns.actor?.slice(0, 200) ?? null,
     installation_id: columns.installationId,
-    facts: sql.json(facts as never),
+    facts,
     body_sha256: delivery.bodySha256,
   };
   const assertInTime = () => {
@@ -75,35 +75,28 @@ export async function recordDelivery(
   const recorded = await sql.begin(async (tx): Promise<RecordedDelivery> => {
     assertInTime();
     // The database gives up on its own too, rather than hold a lock for a caller long gone.
-    // Both statements go out together (postgres.js pipelines a transaction's queries): every
-    // round trip counts while the provider waits.
-    const [, replayOf] = await Promise.all([
+    // It goes out with the arrival (postgres.js pipelines a transaction's queries): every round
+    // trip counts while the provider waits.
+    const [, arrival] = await Promise.all([
       tx`select set_config('statement_timeout', ${String(Math.max(1, deadline - Date.now()))}, true)`,
-      findReplay(tx, {
-        source,
-        deliveryId: delivery.deliveryId,
-        bodySha256: delivery.bodySha256,
-        windowMs: replayWindowMs,
-      }),
+      claimDeliveryId(
+        tx,
+        { ...row, disposition: decision.disposition, note: note() },
+        replayWindowMs,
+      ),
     ]);
-    const duplicate = async (why: string | null): Promise<RecordedDelivery> => {
-      const [{ id }] = await tx<[{ id: number }]>`
-        insert into deliveries ${tx({ ...row, disposition: 'duplicate', note: why })} returning id`;
+    if (arrival.outcome !== 'claimed') {
+      let { id } = arrival;
+      const why = arrival.outcome === 'replay' ? arrival.note : null;
+      if (id === null) {
+        [{ id }] = await tx<[{ id: number }]>`
+          insert into deliveries ${tx({ ...row, facts: tx.json(facts as never), disposition: 'duplicate', note: why })}
+          returning id`;
+      }
       assertInTime();
       return { id, disposition: 'duplicate', todoId: null, note: why, queuedWriteBacks: false };
-    };
-    if (replayOf) {
-      return duplicate(
-        `a replay of delivery ${replayOf} (the same signed body under another delivery id)`,
-      );
     }
-    const [claimed] = await tx<{ id: number }[]>`
-      insert into deliveries ${tx({ ...row, disposition: decision.disposition, note: note() })}
-      on conflict (source, delivery_id) where disposition not in ('duplicate', 'unreadable')
-      do nothing
-      returning id`;
-    if (!claimed) return duplicate(null);
-    const { id } = claimed;
+    const { id } = arrival;
 
     if (decision.verdict && provider.verdicts) {
       const outcome = await provider.verdicts.decide(tx, facts, decision.verdict);
