@@ -93,7 +93,11 @@ export async function runClaimBenchmark(
 
   const systems: System[] = [ledgerSystem, bareSystem, graphileSystem, graphileBatchedSystem];
   for (const system of systems) {
-    await system.measure(url, `bench_claim_${runId}_${system.key}_warmup`, WARMUP_TODOS);
+    await system.measure(
+      url,
+      `bench_claim_${runId}_${system.key}_warmup`,
+      Math.min(WARMUP_TODOS, todos),
+    );
   }
   const rates = new Map<SystemKey, number[]>(systems.map((system) => [system.key, []]));
   for (let round = 1; round <= ROUNDS; round++) {
