@@ -6,6 +6,9 @@ import { providerFor, providerOfKind } from '../providers/by-kind/provider-for.j
 import { PROVIDER_KINDS } from '../contract/todo.js';
 import { COMMENT_MAX, enqueueWriteBack } from './enqueue-write-back.js';
 
+/** The providers a todo's summary may go back to. */
+const WRITES_BACK = PROVIDER_KINDS.filter((kind) => providerFor(kind).writeBack);
+
 /**
  * Replies and summaries back to where a todo came from, for every provider that takes them,
  * queued in the transaction of the reply or the completion: a reply on a todo (`todo reply`, the
@@ -13,9 +16,6 @@ import { COMMENT_MAX, enqueueWriteBack } from './enqueue-write-back.js';
  * todo someone asked for in a comment goes back to that conversation. The todo's source says
  * whose it is; a todo from anywhere else (the CLI, the API) writes back nowhere.
  */
-/** The providers a todo's summary may go back to. */
-const WRITES_BACK = PROVIDER_KINDS.filter((kind) => providerFor(kind).writeBack);
-
 export function writeBackHooks(options: {
   /** Whether the App's credentials are here now (without them nothing goes back to GitHub). */
   github: () => boolean;
