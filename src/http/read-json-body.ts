@@ -50,6 +50,9 @@ function hasBody(req: Request): boolean {
   );
 }
 
+const hasByteOrderMark = (bytes: Buffer) =>
+  bytes.length >= 3 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf;
+
 /**
  * Reads a UTF-8 `application/json` body of at most `limit` bytes into `req.body` (once: the
  * bytes are held in one buffer, src/http/read-raw-body.ts), leaving any other request alone. Its
@@ -75,7 +78,8 @@ export function parseJsonBody(limit: number): RequestHandler {
         }
         let body: unknown;
         try {
-          body = JSON.parse(bytes.toString('utf8'));
+          // A byte order mark is no part of the text (body-parser's decoding dropped it too).
+          body = JSON.parse(bytes.toString('utf8', hasByteOrderMark(bytes) ? 3 : 0));
         } catch {
           return next(bodyError(400, 'entity.parse.failed', 'the body is not valid JSON'));
         }

@@ -182,6 +182,21 @@ describe('bad input gets a clear 4xx and changes nothing', () => {
   });
 });
 
+describe('JSON bodies', () => {
+  test('a body that starts with a byte order mark is read without it', async () => {
+    const response = await fetch(`${server.url}/api/v1/todos`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${human}`, 'content-type': 'application/json' },
+      body: Buffer.concat([
+        Buffer.from([0xef, 0xbb, 0xbf]),
+        Buffer.from(JSON.stringify({ queue: 'byte-order', title: 'marked' })),
+      ]),
+    });
+    expect(response.status).toBe(201);
+    expect(((await response.json()) as { todo: { title: string } }).todo.title).toBe('marked');
+  });
+});
+
 describe('todos over HTTP', () => {
   test('the whole life of a todo, with its history', async () => {
     const created = await server.api(human, 'POST', '/todos', {
