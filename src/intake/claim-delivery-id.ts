@@ -1,22 +1,20 @@
 import type postgres from 'postgres';
+import type { Delivery } from '../contract/deliveries.js';
 import type { Disposition } from '../providers/decide-delivery.js';
 
-/** A delivery's row, as recorded on arrival. */
-export interface ArrivalRow {
-  /** `github`, or the source's name. */
-  source: string;
-  kind: string;
-  delivery_id: string;
-  event: string;
-  action: string | null;
-  subject: string | null;
-  actor: string | null;
-  installation_id: number | null;
-  facts: unknown;
-  body_sha256: Buffer;
-  disposition: Disposition;
-  note: string | null;
-}
+/** A delivery's row, as recorded on arrival: what the API lists of it, with its facts and hash. */
+export type ArrivalRow = Pick<
+  Delivery,
+  | 'source'
+  | 'kind'
+  | 'delivery_id'
+  | 'event'
+  | 'action'
+  | 'subject'
+  | 'actor'
+  | 'installation_id'
+  | 'note'
+> & { facts: unknown; body_sha256: Buffer; disposition: Disposition };
 
 export type Arrival =
   /** The delivery's row, under its disposition: the id was free, and the body is new. */
