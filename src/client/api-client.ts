@@ -4,6 +4,7 @@ import type {
   Queue as LedgerQueue,
   QueueLimitsChange,
 } from '../contract/queue.js';
+import type { GitHubAppInUse } from '../contract/github-app.js';
 import type { Todo as LedgerTodo, TodoEvent as LedgerTodoEvent } from '../contract/todo.js';
 import { ApiError } from './client-errors.js';
 import { sendRequest } from './send-request.js';
@@ -155,21 +156,6 @@ export interface NewHuman {
   github_login?: string | undefined;
   is_admin?: boolean | undefined;
 }
-
-/** The GitHub App a server uses: the environment's (APP_ID), or the one `github setup` stored. */
-export type GitHubAppInUse =
-  | { source: 'environment' }
-  | {
-      source: 'setup';
-      id: string;
-      slug: string;
-      name: string;
-      html_url: string;
-      owner: string | null;
-      install_url: string;
-      created_by: string;
-      created_at: string;
-    };
 
 export type ApiClient = ReturnType<typeof createApiClient>;
 

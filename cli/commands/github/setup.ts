@@ -1,5 +1,5 @@
 import * as Flags from '@oclif/core/flags';
-import type { GitHubAppInUse } from '../../../src/client/api-client.js';
+import type { GitHubAppInUse } from '../../../src/contract/github-app.js';
 import { ApiError } from '../../../src/client/client-errors.js';
 import { CommandError, EXIT } from '../../command-error.js';
 import { openInBrowser } from '../../open-in-browser.js';

@@ -6,17 +6,10 @@ import type { SecretBox } from '../../secrets/secret-box.js';
 import { createGitHubApp } from './create-github-app.js';
 import { hasStoredGitHubApp, readGitHubApp, type StoredGitHubApp } from './github-app-store.js';
 import type { GitHubHost } from '../../config/github-host.js';
+import type { SetUpAppView } from '../../contract/github-app.js';
 
-/** The App `switchboard github setup` stored, as the API shows it: never a secret. */
-export interface SetUpApp {
-  id: string;
-  slug: string;
-  name: string;
-  html_url: string;
-  owner: string | null;
-  /** Where a human installs it on an account's repositories. */
-  install_url: string;
-  created_by: string;
+/** The App `switchboard github setup` stored, as the API shows it (its time not yet text). */
+export interface SetUpApp extends Omit<SetUpAppView, 'created_at'> {
   created_at: Date;
 }
 
