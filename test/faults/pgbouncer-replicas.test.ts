@@ -15,7 +15,7 @@ import {
 } from '../../src/ledger/index.js';
 import { silentLogger } from '../../src/logger.js';
 import { createCliHome, runCli, type CliHome } from '../cli/support/run-cli.js';
-import { readFixture } from '../github/deliver.js';
+import { deliver, readFixture } from '../github/deliver.js';
 import { openEventStream, type EventStreamClient } from '../support/event-stream.js';
 import { startServerProcess, type ServerProcess } from '../support/server-process.js';
 import { findPgBouncer, startPgBouncer, type PgBouncer } from '../support/start-pgbouncer.js';
@@ -92,14 +92,21 @@ afterAll(async () => {
   await Promise.all(homes.map((home) => home.remove()));
 });
 
+/** What openDatabase throws for these URLs (the tests below are of its refusals). */
+const refusalOf = (urls: { databaseUrl: string; databaseDirectUrl?: string }) =>
+  openDatabase({ ...urls, dataDir: '/nonexistent', log: silentLogger }).then(
+    () => {
+      throw new Error('openDatabase accepted what it should refuse');
+    },
+    (e: unknown) => e as Error & { code?: string },
+  );
+
 withPgBouncer(
   'behind a pooler without DATABASE_DIRECT_URL, the start is refused in one line saying to set it',
   async () => {
-    const error = (await openDatabase({
+    const error = await refusalOf({
       databaseUrl: bouncer.url('switchboard'),
-      dataDir: '/nonexistent',
-      log: silentLogger,
-    }).catch((e: unknown) => e)) as Error & { code?: string };
+    });
     expect(error.code).toBe('database_unusable');
     expect(error.message).toBe(
       `cannot use the PostgreSQL at DATABASE_URL (127.0.0.1:${bouncer.port}/switchboard): unsupported startup parameter: search_path — is it a pooler? Then set DATABASE_DIRECT_URL to the PostgreSQL behind it (README, "Behind PgBouncer")`,
@@ -112,12 +119,10 @@ withPgBouncer(
   async () => {
     const direct = new URL(directUrl);
     direct.pathname = `/${runDatabase}`;
-    const error = (await openDatabase({
+    const error = await refusalOf({
       databaseUrl: bouncer.url('plain'),
       databaseDirectUrl: direct.href,
-      dataDir: '/nonexistent',
-      log: silentLogger,
-    }).catch((e: unknown) => e)) as Error & { code?: string };
+    });
     expect(error.code).toBe('database_unusable');
     expect(error.message).toMatch(
       new RegExp(
@@ -133,12 +138,10 @@ withPgBouncer(
   async () => {
     const elsewhere = new URL(directUrl);
     elsewhere.pathname = `/${runDatabase}`;
-    const error = (await openDatabase({
+    const error = await refusalOf({
       databaseUrl: bouncer.url('switchboard'),
       databaseDirectUrl: elsewhere.href,
-      dataDir: '/nonexistent',
-      log: silentLogger,
-    }).catch((e: unknown) => e)) as Error & { code?: string };
+    });
     expect(error.code).toBe('database_unusable');
     expect(error.message).toMatch(
       new RegExp(
@@ -358,19 +361,13 @@ withPgBouncer(
         for (let attempt = 0; ; attempt++) {
           let status: number | 'no answer';
           try {
-            const response = await fetch(`${proxy.url}/api/github/webhooks`, {
-              method: 'POST',
-              headers: {
-                'content-type': 'application/json',
-                'x-github-event': 'issue_comment',
-                'x-github-delivery': delivery.id,
-                'x-hub-signature-256': delivery.signature,
-              },
+            const delivered = await deliver(proxy.url, 'issue_comment.created.command', {
+              id: delivery.id,
               body: delivery.body,
+              signature: delivery.signature,
               signal: AbortSignal.timeout(20_000),
             });
-            await response.text();
-            status = response.status;
+            status = delivered.status;
           } catch {
             status = 'no answer';
           }

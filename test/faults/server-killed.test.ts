@@ -6,7 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { sign } from '@octokit/webhooks-methods';
 import postgres from 'postgres';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { readFixture } from '../github/deliver.js';
+import { deliver, readFixture } from '../github/deliver.js';
 import { createCliHome, type CliHome } from '../cli/support/run-cli.js';
 import { freePort, isAlive } from '../../src/db/start-embedded-postgres.js';
 import { startServerProcess, type ServerProcess } from '../support/server-process.js';
@@ -94,7 +94,7 @@ test(
   { timeout: 180_000 },
   async () => {
     server = await startServerProcess(port, env);
-    const url = `http://127.0.0.1:${port}/api/github/webhooks`;
+    const baseUrl = `http://127.0.0.1:${port}`;
 
     // A `/switchboard` command comment per delivery, each with a text of its own, so that each
     // delivery makes one todo that can be told apart from every other.
@@ -117,24 +117,18 @@ test(
     let answered = 0;
 
     /** As GitHub's redelivery would: the same id and bytes again, until it is answered 2xx. */
-    const deliver = async (delivery: Delivery) => {
+    const deliverUntilAnswered = async (delivery: Delivery) => {
       for (let attempt = 0; ; attempt++) {
         delivery.inFlight = true;
         let outcome: number | 'no answer';
         try {
-          const response = await fetch(url, {
-            method: 'POST',
-            headers: {
-              'content-type': 'application/json',
-              'x-github-event': 'issue_comment',
-              'x-github-delivery': delivery.id,
-              'x-hub-signature-256': delivery.signature,
-            },
+          const delivered = await deliver(baseUrl, 'issue_comment.created.command', {
+            id: delivery.id,
             body: delivery.body,
+            signature: delivery.signature,
             signal: AbortSignal.timeout(20_000),
           });
-          await response.text();
-          outcome = response.status;
+          outcome = delivered.status;
         } catch {
           outcome = 'no answer';
         }
@@ -149,7 +143,8 @@ test(
     };
     const sending = Promise.all(
       Array.from({ length: SENDERS }, async (_, sender) => {
-        for (let i = sender; i < deliveries.length; i += SENDERS) await deliver(deliveries[i]!);
+        for (let i = sender; i < deliveries.length; i += SENDERS)
+          await deliverUntilAnswered(deliveries[i]!);
       }),
     );
 

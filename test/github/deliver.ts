@@ -19,12 +19,18 @@ export interface Delivered {
 /**
  * POSTs a fixture (`issue_comment.created.command` is event `issue_comment`) to the webhook
  * endpoint as GitHub would: signed with the test secret, with a fresh delivery id unless given.
- * `signature: null` sends none; `secret` signs with another secret.
+ * `signature: null` sends none; `secret` signs with another secret; `signal` gives up on it.
  */
 export async function deliver(
   url: string,
   fixture: string,
-  options: { id?: string; secret?: string; signature?: string | null; body?: string } = {},
+  options: {
+    id?: string;
+    secret?: string;
+    signature?: string | null;
+    body?: string;
+    signal?: AbortSignal;
+  } = {},
 ): Promise<Delivered> {
   const body = options.body ?? (await readFixture(fixture));
   const id = options.id ?? randomUUID();
@@ -41,6 +47,7 @@ export async function deliver(
       ...(signature === null ? {} : { 'x-hub-signature-256': signature }),
     },
     body,
+    signal: options.signal,
   });
   return { id, status: response.status, body: await response.text() };
 }
