@@ -2,22 +2,8 @@ import { createPublicKey, createVerify, randomUUID } from 'node:crypto';
 import nock from 'nock';
 import { sign } from '@octokit/webhooks-methods';
 import { WEBHOOK_SECRET } from '../support/test-server.js';
+import type { FakeAttempt } from '../support/fake-github-server.js';
 import { GITHUB_API } from './github-app.js';
-
-/** One attempt in GitHub's log, as `GET /app/hook/deliveries` lists it. */
-export interface LoggedAttempt {
-  id: number;
-  guid: string;
-  delivered_at: string;
-  redelivery: boolean;
-  duration: number;
-  status: string;
-  status_code: number;
-  event: string;
-  action: string | null;
-  installation_id: number | null;
-  repository_id: number | null;
-}
 
 interface Event {
   guid: string;
@@ -27,7 +13,7 @@ interface Event {
 
 export interface FakeDeliveryLog {
   /** Every attempt, newest first. */
-  attempts: LoggedAttempt[];
+  attempts: FakeAttempt[];
   /** The attempt ids switchboard asked to be repeated, in order. */
   redeliveryRequests: number[];
   /** How many times the log was read (pages). */
@@ -121,14 +107,14 @@ export function fakeDeliveryLog(options: {
   function record(
     guid: string,
     attempt: { status_code: number; status: string; at?: Date | undefined; redelivery: boolean },
-  ): LoggedAttempt {
+  ): FakeAttempt {
     const { event, body } = events.get(guid)!;
     const payload = JSON.parse(body) as {
       action?: string;
       installation?: { id: number };
       repository?: { id: number };
     };
-    const logged: LoggedAttempt = {
+    const logged: FakeAttempt = {
       id: nextId++,
       guid,
       delivered_at: (attempt.at ?? new Date()).toISOString().replace(/\.\d+Z$/, 'Z'),
