@@ -5,6 +5,7 @@ import type {
   QueueLimitsChange,
 } from '../contract/queue.js';
 import type { GitHubAppInUse } from '../contract/github-app.js';
+import type { SlackAppView } from '../contract/slack-app.js';
 import type { Todo as LedgerTodo, TodoEvent as LedgerTodoEvent } from '../contract/todo.js';
 import { ApiError } from './client-errors.js';
 import { sendRequest } from './send-request.js';
@@ -112,21 +113,6 @@ export interface ApiClientOptions {
   client?: 'cli' | 'channel';
   /** How long a server that accepted the connection may stay silent (60 s). */
   timeoutMs?: number;
-}
-
-/** The Slack app as the API shows it: never its token or secrets, only whether there are some. */
-export interface SlackApp {
-  team_id: string | null;
-  team_name: string | null;
-  bot_user_id: string | null;
-  installed: boolean;
-  has_oauth_client: boolean;
-  client_id: string | null;
-  added_by: string;
-  token_refused_at: string | null;
-  token_refused_reason: string | null;
-  created_at: string;
-  updated_at: string;
 }
 
 /** A human's Slack user, linked. */
@@ -326,7 +312,7 @@ export function createApiClient(credentials: Credentials, options: ApiClientOpti
 
     getSlack: () =>
       call<{
-        app: SlackApp | null;
+        app: SlackAppView | null;
         link: SlackLink | null;
         events_url: string;
         interactions_url: string;
@@ -334,7 +320,7 @@ export function createApiClient(credentials: Credentials, options: ApiClientOpti
     slackManifest: () => call<{ manifest: string }>('GET', '/slack/manifest'),
     // auth.test is asked of Slack before the app is saved.
     addSlackApp: (input: NewSlackApp) =>
-      call<{ app: SlackApp }>('PUT', '/slack/app', input, 60_000),
+      call<{ app: SlackAppView }>('PUT', '/slack/app', input, 60_000),
     removeSlackApp: () => call<{ removed: boolean }>('DELETE', '/slack/app'),
     slackLinkCode: () =>
       post<{ code: string; expires_at: string; bot_user_id: string | null }>('/slack/link-code'),

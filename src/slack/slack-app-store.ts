@@ -1,32 +1,26 @@
 import type { Db } from '../db/open-database.js';
 import { conflict, invalid, notFound } from '../ledger/index.js';
 import type { SecretBox } from '../secrets/secret-box.js';
+import type { SlackAppView } from '../contract/slack-app.js';
 
-/** The Slack app as the API and the console show it: never a token or a secret, only whether there is one. */
-export interface SlackAppView {
-  team_id: string | null;
-  team_name: string | null;
-  bot_user_id: string | null;
-  installed: boolean;
-  /** Whether the console's install flow and Sign in with Slack can run (a client id and secret). */
-  has_oauth_client: boolean;
-  client_id: string | null;
-  added_by: string;
-  /** Slack refused the bot token: when, and its words for why. */
+/** The Slack app as the API and the console show it (its times not yet text). */
+export interface SlackApp extends Omit<
+  SlackAppView,
+  'token_refused_at' | 'created_at' | 'updated_at'
+> {
   token_refused_at: Date | null;
-  token_refused_reason: string | null;
   created_at: Date;
   updated_at: Date;
 }
 
 /** The app with its secrets opened: for the Web API client, the request verifier, OAuth. */
-export interface OpenedSlackApp extends SlackAppView {
+export interface OpenedSlackApp extends SlackApp {
   botToken: string | null;
   signingSecret: string;
   clientSecret: string | null;
 }
 
-interface SlackAppRow extends SlackAppView {
+interface SlackAppRow extends SlackApp {
   bot_token: Buffer | null;
   signing_secret: Buffer;
   client_secret: Buffer | null;
@@ -37,7 +31,7 @@ const VIEW = (db: Db) => db`
   client_secret is not null as has_oauth_client, client_id, added_by,
   token_refused_at, token_refused_reason, created_at, updated_at`;
 
-const view = (row: SlackAppRow): SlackAppView => ({
+const view = (row: SlackAppRow): SlackApp => ({
   team_id: row.team_id,
   team_name: row.team_name,
   bot_user_id: row.bot_user_id,
@@ -75,11 +69,7 @@ const CLIENT_ID = /^[0-9.]{3,64}$/;
  * Another workspace than the one configured is refused — its humans' links name that one —
  * until `slack remove`.
  */
-export async function saveSlackApp(
-  db: Db,
-  box: SecretBox,
-  input: NewSlackApp,
-): Promise<SlackAppView> {
+export async function saveSlackApp(db: Db, box: SecretBox, input: NewSlackApp): Promise<SlackApp> {
   if (!SIGNING_SECRET.test(input.signingSecret)) {
     throw invalid(
       "a signing secret is Slack's 32 hexadecimal characters (Basic Information → App Credentials)",
@@ -134,7 +124,7 @@ export async function saveInstalledBot(
   db: Db,
   box: SecretBox,
   bot: { token: string } & BotIdentity,
-): Promise<SlackAppView> {
+): Promise<SlackApp> {
   const [row] = await db<SlackAppRow[]>`
     update slack_apps set team_id = ${bot.team_id}, team_name = ${bot.team_name},
       bot_user_id = ${bot.bot_user_id}, bot_token = ${box.seal(bot.token)},
@@ -151,7 +141,7 @@ export async function saveInstalledBot(
   return view(row);
 }
 
-export async function getSlackApp(db: Db): Promise<SlackAppView | null> {
+export async function getSlackApp(db: Db): Promise<SlackApp | null> {
   const [row] = await db<SlackAppRow[]>`select ${VIEW(db)} from slack_apps`;
   return row ? view(row) : null;
 }

@@ -11,7 +11,7 @@ import { html, type Html } from '../web/html.js';
 import type { RenderPage } from '../web/render-page.js';
 import { timeTag } from '../web/views/time-tag.js';
 import { webRequestOf, type WebRequest } from '../web/web-request.js';
-import { getSlackApp, type SlackAppView } from './slack-app-store.js';
+import { getSlackApp, type SlackApp } from './slack-app-store.js';
 import { createLinkCode, linkOf, unlink, type SlackLink } from './slack-links.js';
 
 const PreferencesForm = z.object({
@@ -83,7 +83,7 @@ const preferencesOf = async (sql: postgres.Sql, actor: Actor) =>
   actor.kind === 'human' ? notificationPreferences(sql, actor) : null;
 
 function slackBody(view: {
-  app: SlackAppView | null;
+  app: SlackApp | null;
   link: SlackLink | null;
   preferences: Awaited<ReturnType<typeof preferencesOf>>;
   csrf: string;
