@@ -126,7 +126,7 @@ export interface WakeLatencyResult {
   deliveries: WakeLatencyRow[];
   /** The delivery's reference, p50: the bare Probot app's answer plus graphile-worker's start. */
   deliveryReference: number;
-  /** takeRing's transaction timed alone, from the benchmark's own pool. */
+  /** takeRing timed alone, from the benchmark's own pool. */
   takeRing: Distribution;
   /** The same with synchronous_commit off. */
   takeRingLazy: Distribution;
@@ -295,7 +295,7 @@ export async function runWakeLatencyBenchmark(
       const committed = performance.now();
       const at = await received[key].wait(todo.id, `the ${key} wake of todo ${todo.id}`);
       const heardAt = await heard.wait(todo.id, `the NOTIFY of todo ${todo.id}`);
-      // takeRing's transaction began at now() = next_ring_at − the first re-ring delay; read
+      // takeRing began at now() = next_ring_at − the first re-ring delay; read
       // before the todo is finished, after which the ring row is deleted.
       const [ring] = await sql<{ started_at: number }[]>`
           select extract(epoch from next_ring_at) * 1000 - ${RERINGS[0]!} as started_at
@@ -370,7 +370,7 @@ export async function runWakeLatencyBenchmark(
       if (done > 0 && (done % 100 === 0 || done === events)) progress(`${done}/${events} events`);
     }
 
-    // Where the time goes: the ring's transaction timed alone. A consumer on its own queue is
+    // Where the time goes: the ring's statement timed alone. A consumer on its own queue is
     // rung by the server first (so the todo has its ring row, as a live one would); then the
     // same takeRing the dispatcher runs is timed for a new wake of that todo, on a connection
     // as the server's (commit waits for the WAL flush) and on one with synchronous_commit off
@@ -555,7 +555,7 @@ export function formatWakeLatencyTable(result: WakeLatencyResult): string {
       `graphile-worker's \`addJob\` → start p50: ${ms(result.deliveryReference)} ms ` +
       `(target ≤ ${DELIVERY_P50_TARGET_RATIO}×, p99 ≤ ${DELIVERY_P99_TARGET_MS} ms); the source's, to graphile-worker's`,
     '',
-    `takeRing's transaction alone (BEGIN, 2 statements, COMMIT), p50 / p99: ` +
+    `takeRing alone (one statement, as the dispatcher runs it), p50 / p99: ` +
       `${ms(result.takeRing.p50)} / ${ms(result.takeRing.p99)} ms as the server runs it, ` +
       `${ms(result.takeRingLazy.p50)} / ${ms(result.takeRingLazy.p99)} ms with synchronous_commit off; ` +
       `one \`select 1\` round trip: ${ms(result.roundTrip.p50)} / ${ms(result.roundTrip.p99)} ms`,

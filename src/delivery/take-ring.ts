@@ -64,152 +64,202 @@ export interface RingRequest {
  * the last rung; with none, the least recently rung webhook; with none either, nobody (the wake
  * is stored).
  *
- * Every wake of every todo comes through here, so it is one transaction of two statements (a
- * third only when every session of the best rank is busy): take the ring, then pick and mark the
- * target, or store the wake, in one. The rows only steer the doorbell, so the commit does not
- * wait for the disk unless it records a stored wake in the history.
+ * Every wake of every todo comes through here, and it is the wake's path to a consumer, so it is
+ * one statement, with no transaction around it: read the todo, pick the target, take the ring
+ * (which records the target as its last), and mark the target or store the wake, together. A
+ * second statement follows only when the pick must wait (every session of the best rank is being
+ * rung for another todo this instant) or the todo's queue has limits. The rows only steer the
+ * doorbell, so the commit does not wait for the disk unless it records a stored wake.
  */
 export async function takeRing(sql: postgres.Sql, request: RingRequest): Promise<Ring | null> {
   const { todoId, reason, schedule, sessionTtlMs } = request;
   const wakeId = typeof reason === 'object' ? reason.wake : null;
-  return sql.begin(async (tx) => {
-    const nextRings = wakeId === null ? tx`r.rings + 1` : tx`1`;
-    const [taken] = await tx<
-      (RingedTodo & {
-        assignee: string | null;
-        rings: number;
-        last_session: string | null;
-        limited: boolean;
-      })[]
-    >`
-      with todo as (
-        select t.id, t.queue, t.kind, t.title, t.url, t.assignee,
-               exists (select from queue_limits l where l.queue = t.queue) as limited
-        from todos t
-        where t.id = ${todoId} and t.state = 'pending' and t.available_at <= now() and t.kind <> 'approval'
-      ), taken as (
-        insert into todo_rings as r (todo_id, rings, next_ring_at, wake_id)
-        select id, 1, now() + make_interval(secs => ${schedule[0]! / 1000}), ${wakeId} from todo
-        on conflict (todo_id) do update set
-          -- a new wake starts the schedule over; a re-ring or a failover moves along it
-          rings = ${nextRings},
-          next_ring_at = now() + make_interval(secs => (${schedule}::float8[])[least(${nextRings}, ${schedule.length})] / 1000),
-          wake_id = coalesce(excluded.wake_id, r.wake_id)
-        where ${
-          reason === 'retry'
-            ? tx`true`
-            : reason === 'due'
-              ? tx`r.next_ring_at <= now()`
-              : tx`r.wake_id is distinct from excluded.wake_id`
-        }
-        returning r.rings, r.last_session
-      )
-      select todo.*, taken.rings, taken.last_session from todo, taken`;
-    if (!taken) return null;
-    const { assignee, rings, last_session, limited, ...todo } = taken;
-    if (limited) {
-      // Its queue's limits hold it back: a consumer rung now would only be told to come back.
-      // It is rung when it may be claimed — or sooner, when a slot frees (wake-held-back.ts).
-      const [queue] = await readQueues(tx, [todo.queue], { countWaiting: false });
-      if (queue?.held_back) {
-        await tx`update todo_rings set next_ring_at = ${queue.held_back.next_at} where todo_id = ${todo.id}`;
-        return { todo, rings, target: null };
+  const nextRings = wakeId === null ? sql`r.rings + 1` : sql`1`;
+  const [taken] = await sql<
+    (RingedTodo & PickedRow & { assignee: string | null; rings: number; limited: boolean })[]
+  >`
+    with todo as (
+      select t.id, t.queue, t.kind, t.title, t.url, t.assignee,
+             exists (select from queue_limits l where l.queue = t.queue) as limited
+      from todos t
+      where t.id = ${todoId} and t.state = 'pending' and t.available_at <= now() and t.kind <> 'approval'
+    ), prior as (
+      select last_session from todo_rings where todo_id = ${todoId}
+    ), ${ladder(sql, { sessionTtlMs, waitForBusy: false })},
+    taken as (
+      insert into todo_rings as r (todo_id, rings, next_ring_at, wake_id, last_session)
+      select id, 1, now() + make_interval(secs => ${schedule[0]! / 1000}), ${wakeId},
+             (select id from chosen)
+      from todo
+      on conflict (todo_id) do update set
+        -- a new wake starts the schedule over; a re-ring or a failover moves along it
+        rings = ${nextRings},
+        next_ring_at = now() + make_interval(secs => (${schedule}::float8[])[least(${nextRings}, ${schedule.length})] / 1000),
+        wake_id = coalesce(excluded.wake_id, r.wake_id),
+        last_session = coalesce(excluded.last_session, r.last_session)
+      where ${
+        reason === 'retry'
+          ? sql`true`
+          : reason === 'due'
+            ? sql`r.next_ring_at <= now()`
+            : sql`r.wake_id is distinct from excluded.wake_id`
       }
+      returning r.rings
+    ), ${marks(sql, todoId)}
+    select todo.*, taken.rings, target.*
+    from todo join taken on true left join (${target(sql)}) target on true`;
+  if (!taken) return null;
+  const { id, queue, kind, title, url, assignee, rings, limited } = taken;
+  const todo = { id, queue, kind, title, url };
+  const ring = { todo, rings, assignee, sessionTtlMs };
+  let picked = readTarget(taken);
+  if (limited) {
+    // Its queue's limits hold it back: a consumer rung now would only be told to come back.
+    // It is rung when it may be claimed — or sooner, when a slot frees (wake-held-back.ts).
+    const [limits] = await readQueues(sql, [queue], { countWaiting: false });
+    if (limits?.held_back) {
+      await sql`update todo_rings set next_ring_at = ${limits.held_back.next_at} where todo_id = ${id}`;
+      return { todo, rings, target: null };
     }
-    const ring = { todo, rings, assignee, lastSession: last_session, sessionTtlMs };
-    const picked = await pickTarget(tx, ring, false);
-    if (picked !== 'busy') return { todo, rings, target: picked };
-    // Every session of the best rank is being rung for another todo this instant: wait for one,
-    // rather than fall to a lower rank or store a wake that a consumer was there to hear.
-    const waited = await pickTarget(tx, ring, true);
-    return { todo, rings, target: waited === 'busy' ? null : waited };
-  });
+    picked = await pickTarget(sql, ring, false);
+  }
+  // Every session of the best rank is being rung for another todo this instant: wait for one,
+  // rather than fall to a lower rank or store a wake that a consumer was there to hear.
+  if (picked === 'busy') picked = await pickTarget(sql, ring, true);
+  return { todo, rings, target: picked === 'busy' ? null : picked };
 }
 
 interface RingToPick {
   todo: RingedTodo;
   rings: number;
   assignee: string | null;
-  lastSession: string | null;
   sessionTtlMs: number;
 }
 
-/**
- * One statement: the ladder (DESIGN §6) for one ring. Of the live sessions meant to work the
- * todo, only those of the best rank are candidates — a Claude Code channel puts the doorbell in
- * front of the model, an event stream is a program that acts on it, an MCP log notification may
- * only be logged — and among them the least recently rung, preferring one other than the last
- * rung; the chosen one is marked. A session being rung for another todo this instant is passed
- * over for a free one of the same rank, and when all of them are, the answer is `busy` (with
- * `waitForBusy`, it waits for one instead). With no eligible session at all, the least recently
- * rung webhook; with none, the wake is stored in the history (once per wake, not on re-rings).
- */
+/** A pick on its own, for a ring already taken: its queue's limits allow it, or it waits for a busy session. */
 async function pickTarget(
-  sql: postgres.TransactionSql,
-  ring: RingToPick,
+  sql: postgres.Sql,
+  { todo, rings, assignee, sessionTtlMs }: RingToPick,
   waitForBusy: boolean,
 ): Promise<RingTarget | 'busy' | null> {
-  const { todo, rings, assignee, lastSession, sessionTtlMs } = ring;
-  const [row] = await sql<
-    {
-      kind: 'session' | 'webhook' | 'busy';
-      session_id: string;
-      process_id: string;
-      path: SessionPath;
-      principal: string;
-      url: string;
-      secret: string;
-    }[]
-  >`
-    with eligible as (
+  const [row] = await sql<PickedRow[]>`
+    with todo as (
+      select ${todo.id}::bigint as id, ${todo.queue}::text as queue, ${assignee}::text as assignee,
+             false as limited
+    ), prior as (
+      select last_session from todo_rings where todo_id = ${todo.id}
+    ), ${ladder(sql, { sessionTtlMs, waitForBusy })},
+    taken as (
+      update todo_rings set last_session = coalesce((select id from chosen), last_session)
+      where todo_id = ${todo.id}
+      returning ${rings}::int as rings
+    ), ${marks(sql, todo.id)}
+    select target.* from taken join (${target(sql)}) target on true`;
+  return row ? readTarget(row) : null;
+}
+
+interface PickedRow {
+  target_kind: 'session' | 'webhook' | 'busy' | null;
+  session_id: string;
+  process_id: string;
+  path: SessionPath;
+  principal: string;
+  hook_url: string;
+  hook_secret: string;
+}
+
+function readTarget(row: PickedRow): RingTarget | 'busy' | null {
+  const { target_kind: kind, principal } = row;
+  if (kind === null) return null;
+  if (kind === 'busy') return 'busy';
+  return kind === 'session'
+    ? { kind, session_id: row.session_id, process_id: row.process_id, path: row.path, principal }
+    : { kind, principal, url: row.hook_url, secret: row.hook_secret };
+}
+
+/**
+ * The ladder (DESIGN §6) for one ring, as the CTEs `eligible` and `chosen`, over the statement's
+ * `todo` (id, queue, assignee, limited) and `prior` (the ring's last session). Of the live
+ * sessions meant to work the todo, only those of the best rank are candidates — a Claude Code
+ * channel puts the doorbell in front of the model, an event stream is a program that acts on it,
+ * an MCP log notification may only be logged — and among them the least recently rung,
+ * preferring one other than the last rung. A session being rung for another todo this instant
+ * is passed over for a free one of the same rank (with `waitForBusy`, it is waited for instead).
+ * A todo whose queue has limits picks nobody here: its limits are read first.
+ */
+function ladder(
+  sql: postgres.Sql,
+  { sessionTtlMs, waitForBusy }: { sessionTtlMs: number; waitForBusy: boolean },
+) {
+  return sql`
+    eligible as (
       select s.id, array_position(${SESSION_RANKS as string[]}::text[], s.path) as rank
-      from consumer_sessions s
+      from todo
+      join consumer_sessions s on true
       join principals p on p.name = s.principal and p.revoked_at is null
       join consumer_processes pr on pr.id = s.process_id
-      where pr.seen_at > now() - make_interval(secs => ${sessionTtlMs / 1000})
+      where not todo.limited
+        and pr.seen_at > now() - make_interval(secs => ${sessionTtlMs / 1000})
         -- an agent is rung for its queues; a human only for work assigned to them, or on a
         -- stream that asked for a queue (an idle human session must not take agents' rings)
-        and (${todo.queue} = any(p.queues) or p.name = ${assignee} or (p.kind = 'human' and s.queues is not null))
-        and (${assignee}::text is null or p.name = ${assignee})
-        and (s.queues is null or ${todo.queue} = any(s.queues))
+        and (todo.queue = any(p.queues) or p.name = todo.assignee or (p.kind = 'human' and s.queues is not null))
+        and (todo.assignee is null or p.name = todo.assignee)
+        and (s.queues is null or todo.queue = any(s.queues))
     ), chosen as (
       select s.id, s.process_id, s.path, s.principal from consumer_sessions s
       join eligible e on e.id = s.id
       where e.rank = (select min(rank) from eligible)
-      order by s.id is not distinct from ${lastSession}::uuid, s.last_rung_at nulls first, s.connected_at
+      order by s.id is not distinct from (select last_session from prior), s.last_rung_at nulls first, s.connected_at
       limit 1
       for update of s ${waitForBusy ? sql`` : sql`skip locked`}
-    ), marked as (
-      update consumer_sessions s set last_rung_at = now() from chosen where s.id = chosen.id
-    ), rung as (
-      update todo_rings set last_session = chosen.id from chosen where todo_id = ${todo.id}
+    )`;
+}
+
+/**
+ * Once the statement's `taken` (the ring, with its `rings`) is there: the chosen session is
+ * marked rung; with no eligible session, the least recently rung webhook is picked and marked;
+ * with neither, the wake is stored in the history (once per wake, not on re-rings) — the todo
+ * waits, is offered in the digest of the next consumer to attach, and is rung again on schedule.
+ */
+function marks(sql: postgres.Sql, todoId: number) {
+  return sql`
+    marked as (
+      update consumer_sessions s set last_rung_at = now()
+      from chosen, taken where s.id = chosen.id
     ), hook as (
-      select w.principal, w.url, w.secret from consumer_webhooks w
+      select w.principal, w.url, w.secret from todo, taken, consumer_webhooks w
       join principals p on p.name = w.principal and p.revoked_at is null
-      where not exists (select 1 from eligible)
-        and (${todo.queue} = any(p.queues) or p.name = ${assignee})
-        and (${assignee}::text is null or p.name = ${assignee})
+      where not todo.limited and not exists (select 1 from eligible)
+        and (todo.queue = any(p.queues) or p.name = todo.assignee)
+        and (todo.assignee is null or p.name = todo.assignee)
       order by w.last_rung_at nulls first
       limit 1
       for update of w skip locked
     ), hook_marked as (
       update consumer_webhooks w set last_rung_at = now() from hook where w.principal = hook.principal
     ), stored as (
-      -- Nobody to ring: the todo waits, is offered in the digest of the next consumer to attach,
-      -- and is rung again on schedule.
       ${eventInsert(
         sql,
         {
-          todoId: todo.id,
+          todoId,
           actor: DISPATCHER,
           action: 'wake_stored',
           data: { reason: 'no consumer attached' },
         },
-        sql`${rings} = 1 and not exists (select 1 from eligible) and not exists (select 1 from hook)`,
+        sql`(select rings from taken) = 1 and not (select limited from todo)
+            and not exists (select 1 from eligible) and not exists (select 1 from hook)`,
       )}
-    )
-    select 'session' as kind, id as session_id, process_id, path, principal,
-           null as url, null as secret, set_config('synchronous_commit', 'off', true) as steering_only
+    )`;
+}
+
+/**
+ * The picked target as one row (none: nobody), the commit made quick when it stores nothing; its
+ * columns are named apart from the todo's, beside which it is read.
+ */
+function target(sql: postgres.Sql) {
+  return sql`
+    select 'session' as target_kind, id as session_id, process_id, path, principal,
+           null as hook_url, null as hook_secret, set_config('synchronous_commit', 'off', true) as steering_only
     from chosen
     union all
     select 'webhook', null, null, null, principal, url, secret, set_config('synchronous_commit', 'off', true)
@@ -217,10 +267,4 @@ async function pickTarget(
     union all
     select 'busy', null, null, null, null, null, null, null
     where exists (select 1 from eligible) and not exists (select 1 from chosen)`;
-  if (!row) return null;
-  if (row.kind === 'busy') return 'busy';
-  const { kind, principal } = row;
-  return kind === 'session'
-    ? { kind, session_id: row.session_id, process_id: row.process_id, path: row.path, principal }
-    : { kind, principal, url: row.url, secret: row.secret };
 }
