@@ -1,10 +1,20 @@
 import type postgres from 'postgres';
-import { createTodo, displayId, LedgerError, systemActor, type Todo } from '../ledger/index.js';
+import {
+  createTodo,
+  displayId,
+  LedgerError,
+  prepareTodo,
+  systemActor,
+  translateConstraintErrors,
+  type NewTodo,
+  type PreparedTodo,
+  type Todo,
+} from '../ledger/index.js';
 import { enqueueWriteBack } from '../outbox/enqueue-write-back.js';
 import type { Decision, Disposition } from '../providers/decide-delivery.js';
 import type { Facts, Provider } from '../providers/provider.js';
 import { TimeoutError } from '../providers/with-timeout.js';
-import { claimDeliveryId } from './claim-delivery-id.js';
+import { claimDeliveryId, type ArrivingTodo } from './claim-delivery-id.js';
 
 export interface RecordedDelivery {
   /** The row's id: `deliveries show ID`. */
@@ -26,6 +36,8 @@ export interface RecordOptions {
 }
 
 const NOTE_MAX = 1000;
+/** Thrown to roll a raced arrival back. */
+const RACED = new Error('raced');
 
 /**
  * One transaction, whichever provider sent it: the delivery row (which claims the source's
@@ -72,19 +84,47 @@ export async function recordDelivery(
   const wakeOptions = { announceWake: announce !== undefined };
 
   let made: Todo | undefined;
-  const recorded = await sql.begin(async (tx): Promise<RecordedDelivery> => {
+  const record = async (tx: postgres.TransactionSql): Promise<RecordedDelivery | 'raced'> => {
     assertInTime();
+    notes.length = decision.notes.length; // a round run again starts over
+    // The todo a delivery makes goes in with its row, in the same statement (checked first).
+    let arriving: ArrivingTodo | undefined;
+    let input: NewTodo | undefined;
+    if (decision.todo && !(decision.verdict && provider.verdicts)) {
+      const { writeBacks } = decision.todo;
+      input = decision.todo.input;
+      let prepared: PreparedTodo;
+      try {
+        prepared = await prepareTodo(tx, system, input, wakeOptions);
+      } catch (error) {
+        // An assignee that does not exist (or cannot work the queue) is dropped, never fatal:
+        // the check reads, and writes nothing.
+        if (!(error instanceof LedgerError && error.code === 'invalid' && input.assignee))
+          throw error;
+        notes.push(`assignee ${input.assignee} dropped: ${error.message}`);
+        input = { ...input, assignee: null };
+        prepared = await prepareTodo(tx, system, input, wakeOptions);
+      }
+      arriving = {
+        todo: prepared,
+        writeBacks: writeBacks.map((writeBack) => ({ ...writeBack, source, kind: provider.kind })),
+      };
+    }
     // The database gives up on its own too, rather than hold a lock for a caller long gone.
     // It goes out with the arrival (postgres.js pipelines a transaction's queries): every round
     // trip counts while the provider waits.
     const [, arrival] = await Promise.all([
       tx`select set_config('statement_timeout', ${String(Math.max(1, deadline - Date.now()))}, true)`,
-      claimDeliveryId(
-        tx,
-        { ...row, disposition: decision.disposition, note: note() },
-        replayWindowMs,
+      translateConstraintErrors(() =>
+        claimDeliveryId(
+          tx,
+          { ...row, disposition: decision.disposition, note: note() },
+          replayWindowMs,
+          arriving,
+        ),
       ),
     ]);
+    if (arrival.outcome === 'raced') return 'raced';
     if (arrival.outcome !== 'claimed') {
       let { id } = arrival;
       const why = arrival.outcome === 'replay' ? arrival.note : null;
@@ -106,7 +146,7 @@ export async function recordDelivery(
       assertInTime();
       return { id, disposition, todoId: null, note: note(), queuedWriteBacks: false };
     }
-    if (!decision.todo) {
+    if (!decision.todo || !arriving || !input) {
       assertInTime();
       return {
         id,
@@ -117,46 +157,53 @@ export async function recordDelivery(
       };
     }
 
-    const { input, writeBacks, keyedBy } = decision.todo;
-    let created: Awaited<ReturnType<typeof createTodo>>;
-    try {
-      created = await createTodo(tx, system, input, wakeOptions);
-    } catch (error) {
-      // An assignee that does not exist (or cannot work the queue) is dropped, never fatal: the
-      // check runs before anything is written, so the transaction is still good.
-      if (!(error instanceof LedgerError && error.code === 'invalid' && input.assignee))
-        throw error;
-      created = await createTodo(tx, system, { ...input, assignee: null }, wakeOptions);
-      notes.push(`assignee ${input.assignee} dropped: ${error.message}`);
-    }
-    const { todo } = created;
-    if (created.created) {
+    const { writeBacks, keyedBy } = decision.todo;
+    let todo = arrival.todo;
+    if (todo) {
       made = todo;
-      for (const writeBack of writeBacks) {
-        await enqueueWriteBack(tx, {
-          todoId: todo.id,
-          source,
-          kind: provider.kind,
-          write_back: writeBack.write_back,
-          target: writeBack.target,
-          body: writeBack.body,
-        });
-      }
     } else {
-      notes.push(
-        `todo ${displayId(todo.id)} already existed for ${keyedBy === 'delivery' ? 'this delivery' : 'what this delivery is about'} (same idempotency key)`,
-      );
+      // Its key was live: the live todo is found (or, if it finished meanwhile, made now).
+      const created = await createTodo(tx, system, input, wakeOptions);
+      todo = created.todo;
+      if (created.created) {
+        made = todo;
+        for (const writeBack of arriving.writeBacks) {
+          await enqueueWriteBack(tx, { ...writeBack, todoId: todo.id });
+        }
+      } else {
+        notes.push(
+          `todo ${displayId(todo.id)} already existed for ${keyedBy === 'delivery' ? 'this delivery' : 'what this delivery is about'} (same idempotency key)`,
+        );
+      }
+      await tx`update deliveries set todo_id = ${todo.id}, note = ${note()} where id = ${id}`;
     }
-    await tx`update deliveries set todo_id = ${todo.id}, note = ${note()} where id = ${id}`;
     assertInTime();
     return {
       id,
       disposition: decision.disposition,
       todoId: todo.id,
       note: note(),
-      queuedWriteBacks: created.created && writeBacks.length > 0,
+      queuedWriteBacks: made !== undefined && writeBacks.length > 0,
     };
-  });
+  };
+  // A claim of the same id committed while the arrival ran, after its todo was inserted: rolled
+  // back, the delivery is recorded again, and finds its id taken.
+  let recorded: RecordedDelivery | 'raced' = 'raced';
+  for (let round = 0; recorded === 'raced' && round < 3; round++) {
+    made = undefined;
+    recorded = await sql
+      .begin(async (tx) => {
+        const result = await record(tx);
+        if (result === 'raced') throw RACED;
+        return result;
+      })
+      .catch((error: unknown) => {
+        if (error === RACED) return 'raced' as const;
+        throw error;
+      });
+  }
+  if (recorded === 'raced')
+    throw new Error(`delivery ${delivery.deliveryId} kept racing its redelivery`);
   // Committed: the new todo's wake may go out now.
   if (made) announce?.([made]);
   return recorded;

@@ -1,3 +1,4 @@
+import type postgres from 'postgres';
 import type { Db } from '../db/open-database.js';
 import { assertMayWorkQueue, humanBehind, visibleTo, type Actor } from './actor.js';
 import { conflict, forbidden, invalid } from './ledger-error.js';
@@ -58,8 +59,50 @@ export async function createTodo(
   db: Db,
   actor: Actor,
   input: NewTodo,
-  { announceWake = false }: CreateOptions = {},
+  options: CreateOptions = {},
 ): Promise<CreatedTodo> {
+  const todo = await prepareTodo(db, actor, input, options);
+  // An insert that meets a live key does nothing; the live todo is then read in a new statement
+  // (whose snapshot sees the conflicting row once its transaction committed). If that todo
+  // finished in between, the key is free again: go round once more.
+  for (let round = 0; round < 5; round++) {
+    const [created] = await translateConstraintErrors(
+      () => db<Todo[]>`with ${todo.insert()} select ${todoColumns(db)} from t`,
+    );
+    if (created) return { todo: created, created: true };
+    const [existing] = await db<(Todo & { visible: boolean })[]>`
+      select ${todoColumns(db)}, ${visibleTo(db, actor)} as visible
+      from todos t where queue = ${input.queue} and ${db.unsafe(LIVE_KEY)} and idempotency_key = ${todo.key}`;
+    if (existing) {
+      const { visible, ...found } = existing;
+      if (!visible) throw conflict(`key ${todo.key} is in use on queue ${input.queue}`);
+      return { todo: found, created: false };
+    }
+  }
+  throw new Error(`idempotency key ${todo.key} kept changing hands`);
+}
+
+export interface PreparedTodo {
+  /**
+   * The todo's insert and its first history row, as the CTEs `t` (the new todo: none when its
+   * key is live, or `when` is false) and `e`, for a statement that writes rows of its own with it.
+   */
+  insert(when?: postgres.Fragment): postgres.Fragment;
+  key: string | null;
+}
+
+/**
+ * A new todo, checked as createTodo checks it (its assignee included, which is read), ready to
+ * be inserted in a statement of the caller's: the intake records a delivery, its todo and what
+ * goes with it in one (src/intake/claim-delivery-id.ts). createTodo is the rest: what to do
+ * when the key is live.
+ */
+export async function prepareTodo(
+  db: Db,
+  actor: Actor,
+  input: NewTodo,
+  { announceWake = false }: CreateOptions = {},
+): Promise<PreparedTodo> {
   assertQueue(input.queue);
   const kind = input.kind ?? 'manual';
   assertKind(kind);
@@ -94,14 +137,10 @@ export async function createTodo(
     assertName(input.assignee, 'assignee');
     await assertAssignable(db, input.assignee, input.queue);
   }
-
-  // An insert that meets a live key does nothing; the live todo is then read in a new statement
-  // (whose snapshot sees the conflicting row once its transaction committed). If that todo
-  // finished in between, the key is free again: go round once more.
-  for (let round = 0; round < 5; round++) {
-    const [created] = await translateConstraintErrors(
-      () => db<Todo[]>`
-      with t as (
+  return {
+    key,
+    insert: (when = db`true`) => db`
+      t as (
         insert into todos (queue, kind, title, body, state, source, url, attributed_to, assignee,
                            idempotency_key, available_at, max_attempts, meta)
         select ${input.queue}, ${kind}, ${title}, ${body}, ${quarantined ? 'quarantined' : 'pending'},
@@ -110,22 +149,11 @@ export async function createTodo(
                ${db.json((input.meta ?? {}) as never)}
         -- evaluated before the insert's triggers fire, at the end of this statement
         ${announceWake ? db`from (select set_config('switchboard.announce_new_todos', 'on', true)) announce` : db``}
+        where ${when}
         on conflict (queue, idempotency_key) where ${db.unsafe(LIVE_KEY)} do nothing
         returning *
-      ), e as (${insertEvent(db, actor, quarantined ? 'quarantined' : 'created', reason === null ? null : { reason })})
-      select ${todoColumns(db)} from t`,
-    );
-    if (created) return { todo: created, created: true };
-    const [existing] = await db<(Todo & { visible: boolean })[]>`
-      select ${todoColumns(db)}, ${visibleTo(db, actor)} as visible
-      from todos t where queue = ${input.queue} and ${db.unsafe(LIVE_KEY)} and idempotency_key = ${key}`;
-    if (existing) {
-      const { visible, ...todo } = existing;
-      if (!visible) throw conflict(`key ${key} is in use on queue ${input.queue}`);
-      return { todo, created: false };
-    }
-  }
-  throw new Error(`idempotency key ${key} kept changing hands`);
+      ), e as (${insertEvent(db, actor, quarantined ? 'quarantined' : 'created', reason === null ? null : { reason })})`,
+  };
 }
 
 async function assertAssignable(db: Db, name: string, queue: string): Promise<void> {

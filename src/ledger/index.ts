@@ -29,5 +29,6 @@ export * from './request-approval.js';
 export * from './sweep-todos.js';
 export * from './todo.js';
 export * from './tokens.js';
+export { translateConstraintErrors } from './validate.js';
 export * from './vend-principal.js';
 export * from './wake-channel.js';

@@ -1,3 +1,4 @@
+import type postgres from 'postgres';
 import type { Db } from '../db/open-database.js';
 import type { ProviderKind } from '../providers/provider.js';
 
@@ -23,13 +24,30 @@ export interface QueuedWriteBack {
  * App's write-backs are asked for only when the server has the App's credentials.
  */
 export async function enqueueWriteBack(db: Db, writeBack: QueuedWriteBack): Promise<void> {
-  await db`
+  await db`${writeBacksInsert(db, [writeBack])}`;
+}
+
+/**
+ * The insert of write-backs, as enqueueWriteBack queues them, for a statement of the caller's:
+ * their `todoId` may be an SQL expression (the todo the same statement makes), and `when` gates them.
+ */
+export function writeBacksInsert(
+  db: Db,
+  writeBacks: (Omit<QueuedWriteBack, 'todoId'> & { todoId: number | postgres.Fragment })[],
+  when: postgres.Fragment = db`true`,
+) {
+  const rows = writeBacks.map(
+    (writeBack) => db`
+      select ${writeBack.todoId}::bigint, ${writeBack.source}::text, ${writeBack.kind}::text,
+             ${writeBack.write_back}::write_back_kind, ${db.json(writeBack.target as never)}::jsonb,
+             ${writeBack.body.slice(0, COMMENT_MAX)}::text
+      where ${
+        writeBack.source === 'github'
+          ? db`true`
+          : db`exists (select 1 from sources where name = ${writeBack.source} and api_token is not null)`
+      }`,
+  );
+  return db`
     insert into outbox (todo_id, source, kind, write_back, target, body)
-    select ${writeBack.todoId}, ${writeBack.source}, ${writeBack.kind}, ${writeBack.write_back},
-           ${db.json(writeBack.target as never)}, ${writeBack.body.slice(0, COMMENT_MAX)}
-    where ${
-      writeBack.source === 'github'
-        ? db`true`
-        : db`exists (select 1 from sources where name = ${writeBack.source} and api_token is not null)`
-    }`;
+    select * from (${rows.reduce((all, row) => db`${all} union all ${row}`)}) queued where ${when}`;
 }
