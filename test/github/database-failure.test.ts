@@ -2,7 +2,7 @@ import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { startTestServer, WEBHOOK_SECRET, type TestServer } from '../support/test-server.js';
-import { deliver, readFixture } from './deliver.js';
+import { deliver, readFixture, storedFor } from './deliver.js';
 import { isolateFromGitHub } from './github-app.js';
 
 const INGEST_TIMEOUT_MS = 800;
@@ -26,15 +26,11 @@ beforeAll(async () => {
 });
 afterAll(() => server.stop());
 
-async function stored(id: string) {
-  const [counts] = await server.sql<[{ deliveries: number; todos: number }]>`
-    select (select count(*)::int from deliveries where delivery_id = ${id}) as deliveries,
-           (select count(*)::int from todos where idempotency_key like ${`github:${id}:%`}) as todos`;
-  return counts;
-}
+const stored = (id: string) => storedFor(server.sql, id);
 
 test('a write that fails after the todo was made: 500, a clean message, nothing kept', async () => {
-  // The last statement of the delivery's transaction (attaching the todo) is made to fail.
+  // The delivery's row, written with its todo in one statement, is made to fail: the todo, in
+  // already, must go with it.
   await server.sql`
     alter table deliveries add constraint test_refuses_todos check (todo_id is null)`;
   let sent;

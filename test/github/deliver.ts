@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { sign } from '@octokit/webhooks-methods';
+import type postgres from 'postgres';
 import { WEBHOOK_SECRET } from '../support/test-server.js';
 
 const FIXTURES = new URL('../fixtures/github/', import.meta.url);
@@ -50,4 +51,15 @@ export async function deliver(
     signal: options.signal,
   });
   return { id, status: response.status, body: await response.text() };
+}
+
+/** What a delivery id left in the ledger: its delivery rows, and the todos it made (by their key). */
+export async function storedFor(
+  sql: postgres.Sql,
+  id: string,
+): Promise<{ deliveries: number; todos: number }> {
+  const [counts] = await sql<[{ deliveries: number; todos: number }]>`
+    select (select count(*)::int from deliveries where delivery_id = ${id}) as deliveries,
+           (select count(*)::int from todos where idempotency_key like ${`github:${id}:%`}) as todos`;
+  return counts;
 }

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { sign } from '@octokit/webhooks-methods';
 import { startTestServer, WEBHOOK_SECRET, type TestServer } from '../support/test-server.js';
-import { deliver } from './deliver.js';
+import { deliver, storedFor } from './deliver.js';
 import { isolateFromGitHub } from './github-app.js';
 
 let server: TestServer;
@@ -11,12 +11,7 @@ beforeAll(async () => {
 });
 afterAll(() => server.stop());
 
-async function stored(id: string) {
-  const [counts] = await server.sql<[{ deliveries: number; todos: number }]>`
-    select (select count(*)::int from deliveries where delivery_id = ${id}) as deliveries,
-           (select count(*)::int from todos where idempotency_key like ${`github:${id}:%`}) as todos`;
-  return counts;
-}
+const stored = (id: string) => storedFor(server.sql, id);
 
 describe('signatures', () => {
   test('a signature made with another secret: 401, nothing stored', async () => {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { deliver } from '../github/deliver.js';
+import { deliver, storedFor } from '../github/deliver.js';
 import { isolateFromGitHub } from '../github/github-app.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 
@@ -16,12 +16,7 @@ beforeAll(async () => {
 });
 afterAll(() => server.stop());
 
-async function stored(id: string) {
-  const [counts] = await server.sql<[{ deliveries: number; todos: number }]>`
-    select (select count(*)::int from deliveries where delivery_id = ${id}) as deliveries,
-           (select count(*)::int from todos where idempotency_key like ${`github:${id}:%`}) as todos`;
-  return counts;
-}
+const stored = (id: string) => storedFor(server.sql, id);
 
 test('deliveries under one id racing each other make one todo, even about different things', async () => {
   // Different bodies (no replay lock orders them) and different rules (no shared key): only
