@@ -88,11 +88,13 @@ export async function recordDelivery(
     assertInTime();
     notes.length = decision.notes.length; // a round run again starts over
     // The todo a delivery makes goes in with its row, in the same statement (checked first).
-    let arriving: ArrivingTodo | undefined;
-    let input: NewTodo | undefined;
+    // `input` as made (its assignee may be dropped), for the live-key path below.
+    let arriving:
+      | (ArrivingTodo & { input: NewTodo } & Pick<NonNullable<Decision['todo']>, 'keyedBy'>)
+      | undefined;
     if (decision.todo && !(decision.verdict && provider.verdicts)) {
-      const { writeBacks } = decision.todo;
-      input = decision.todo.input;
+      const { writeBacks, keyedBy } = decision.todo;
+      let { input } = decision.todo;
       let prepared: PreparedTodo;
       try {
         prepared = await prepareTodo(tx, system, input, wakeOptions);
@@ -106,6 +108,8 @@ export async function recordDelivery(
         prepared = await prepareTodo(tx, system, input, wakeOptions);
       }
       arriving = {
+        input,
+        keyedBy,
         todo: prepared,
         writeBacks: writeBacks.map((writeBack) => ({ ...writeBack, source, kind: provider.kind })),
       };
@@ -146,7 +150,7 @@ export async function recordDelivery(
       assertInTime();
       return { id, disposition, todoId: null, note: note(), queuedWriteBacks: false };
     }
-    if (!decision.todo || !arriving || !input) {
+    if (!arriving) {
       assertInTime();
       return {
         id,
@@ -157,7 +161,7 @@ export async function recordDelivery(
       };
     }
 
-    const { writeBacks, keyedBy } = decision.todo;
+    const { input, keyedBy, writeBacks } = arriving;
     let todo = arrival.todo;
     if (todo) {
       made = todo;
@@ -167,7 +171,7 @@ export async function recordDelivery(
       todo = created.todo;
       if (created.created) {
         made = todo;
-        for (const writeBack of arriving.writeBacks) {
+        for (const writeBack of writeBacks) {
           await enqueueWriteBack(tx, { ...writeBack, todoId: todo.id });
         }
       } else {
