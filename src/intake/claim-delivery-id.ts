@@ -72,6 +72,7 @@ export async function claimDeliveryId(
            and received_at > now() - make_interval(secs => ${replayWindowMs / 1000})
            and delivery_id <> ${row.delivery_id}`
       : tx`false`;
+  const todoId = tx`(select id from t)`;
   const todo = arriving && {
     ctes: tx`, ${arriving.todo.insert(
       tx`not exists (select from earlier)
@@ -82,13 +83,13 @@ export async function claimDeliveryId(
             tx,
             arriving.writeBacks.map((writeBack) => ({
               ...writeBack,
-              todoId: tx`(select id from t)`,
+              todoId,
             })),
             tx`exists (select from t)`,
           )})`
         : tx``
     }`,
-    id: tx`(select id from t)`,
+    id: todoId,
     columns: tx`, ${todoColumns(tx)}`,
     join: tx`left join t on true`,
   };
