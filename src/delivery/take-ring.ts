@@ -1,5 +1,8 @@
 import type postgres from 'postgres';
+import type { Db } from '../db/open-database.js';
 import { eventInsert, readQueues, systemActor } from '../ledger/index.js';
+
+type Fragment = postgres.PendingQuery<postgres.Row[]>;
 
 export type SessionPath = 'channel' | 'mcp_log' | 'sse';
 
@@ -66,67 +69,116 @@ export interface RingRequest {
  *
  * Every wake of every todo comes through here, and it is the wake's path to a consumer, so it is
  * one statement, with no transaction around it: read the todo, pick the target, take the ring
- * (which records the target as its last), and mark the target or store the wake, together. A
- * second statement follows only when the pick must wait (every session of the best rank is being
- * rung for another todo this instant) or the todo's queue has limits. The rows only steer the
+ * (which records the target as its last), and mark the target or store the wake, together. When
+ * the pick must wait (every session of the best rank is being rung for another todo this
+ * instant) or the todo's queue has limits, that statement takes nothing, and the ring is taken in
+ * a transaction with the pick instead (takeRingWithPick): a ring is never left taken by a pick
+ * that failed, or the wake would be heard by nobody until its re-ring. The rows only steer the
  * doorbell, so the commit does not wait for the disk unless it records a stored wake.
  */
 export async function takeRing(sql: postgres.Sql, request: RingRequest): Promise<Ring | null> {
-  const { todoId, reason, schedule, sessionTtlMs } = request;
-  const wakeId = typeof reason === 'object' ? reason.wake : null;
-  const nextRings = wakeId === null ? sql`r.rings + 1` : sql`1`;
-  const [taken] = await sql<
-    (RingedTodo & PickedRow & { assignee: string | null; rings: number; limited: boolean })[]
+  const { todoId, sessionTtlMs } = request;
+  const [row] = await sql<
+    (RingedTodo & PickedRow & { assignee: string | null; rings: number | null; limited: boolean })[]
   >`
-    with todo as (
-      select t.id, t.queue, t.kind, t.title, t.url, t.assignee,
-             exists (select from queue_limits l where l.queue = t.queue) as limited
-      from todos t
-      where t.id = ${todoId} and t.state = 'pending' and t.available_at <= now() and t.kind <> 'approval'
-    ), prior as (
+    with todo as (${claimableTodo(sql, todoId)}), prior as (
       select last_session from todo_rings where todo_id = ${todoId}
     ), ${ladder(sql, { sessionTtlMs, waitForBusy: false })},
     taken as (
-      insert into todo_rings as r (todo_id, rings, next_ring_at, wake_id, last_session)
-      select id, 1, now() + make_interval(secs => ${schedule[0]! / 1000}), ${wakeId},
-             (select id from chosen)
-      from todo
-      on conflict (todo_id) do update set
-        -- a new wake starts the schedule over; a re-ring or a failover moves along it
-        rings = ${nextRings},
-        next_ring_at = now() + make_interval(secs => (${schedule}::float8[])[least(${nextRings}, ${schedule.length})] / 1000),
-        wake_id = coalesce(excluded.wake_id, r.wake_id),
-        last_session = coalesce(excluded.last_session, r.last_session)
-      where ${
-        reason === 'retry'
-          ? sql`true`
-          : reason === 'due'
-            ? sql`r.next_ring_at <= now()`
-            : sql`r.wake_id is distinct from excluded.wake_id`
-      }
-      returning r.rings
+      ${ringUpsert(sql, request, {
+        lastSession: sql`(select id from chosen)`,
+        only: sql`not todo.limited
+          and (exists (select 1 from chosen) or not exists (select 1 from eligible))`,
+      })}
     ), ${marks(sql, todoId)}
     select todo.*, taken.rings, target.*
-    from todo join taken on true left join (${target(sql)}) target on true`;
-  if (!taken) return null;
-  const { id, queue, kind, title, url, assignee, rings, limited } = taken;
-  const todo = { id, queue, kind, title, url };
-  const ring = { todo, rings, assignee, sessionTtlMs };
-  let picked = readTarget(taken);
-  if (limited) {
-    // Its queue's limits hold it back: a consumer rung now would only be told to come back.
-    // It is rung when it may be claimed — or sooner, when a slot frees (wake-held-back.ts).
-    const [limits] = await readQueues(sql, [queue], { countWaiting: false });
-    if (limits?.held_back) {
-      await sql`update todo_rings set next_ring_at = ${limits.held_back.next_at} where todo_id = ${id}`;
-      return { todo, rings, target: null };
-    }
-    picked = await pickTarget(sql, ring, false);
+    from todo left join taken on true left join (${target(sql)}) target on true`;
+  if (!row) return null;
+  const { id, queue, kind, title, url, rings, limited } = row;
+  // Not taken: another process rang this wake, or the pick must wait or read limits first.
+  if (rings === null) {
+    return limited || row.target_kind === 'busy' ? takeRingWithPick(sql, request) : null;
   }
-  // Every session of the best rank is being rung for another todo this instant: wait for one,
-  // rather than fall to a lower rank or store a wake that a consumer was there to hear.
-  if (picked === 'busy') picked = await pickTarget(sql, ring, true);
-  return { todo, rings, target: picked === 'busy' ? null : picked };
+  const picked = readTarget(row);
+  return {
+    todo: { id, queue, kind, title, url },
+    rings,
+    target: picked === 'busy' ? null : picked,
+  };
+}
+
+/**
+ * The ring taken in one transaction with its pick, for a todo whose queue has limits (read first)
+ * or whose best sessions are all busy (waited for): if the pick fails, the ring is not taken.
+ */
+function takeRingWithPick(sql: postgres.Sql, request: RingRequest): Promise<Ring | null> {
+  const { todoId, sessionTtlMs } = request;
+  return sql.begin(async (tx) => {
+    const [taken] = await tx<
+      (RingedTodo & { assignee: string | null; rings: number; limited: boolean })[]
+    >`
+      with todo as (${claimableTodo(tx, todoId)}),
+      taken as (${ringUpsert(tx, request, { lastSession: tx`null::uuid`, only: tx`true` })})
+      select todo.*, taken.rings from todo join taken on true`;
+    if (!taken) return null;
+    const { id, queue, kind, title, url, assignee, rings, limited } = taken;
+    const todo = { id, queue, kind, title, url };
+    if (limited) {
+      // Its queue's limits hold it back: a consumer rung now would only be told to come back.
+      // It is rung when it may be claimed — or sooner, when a slot frees (wake-held-back.ts).
+      const [limits] = await readQueues(tx, [queue], { countWaiting: false });
+      if (limits?.held_back) {
+        await tx`update todo_rings set next_ring_at = ${limits.held_back.next_at} where todo_id = ${id}`;
+        return { todo, rings, target: null };
+      }
+    }
+    const ring = { todo, rings, assignee, sessionTtlMs };
+    let picked = await pickTarget(tx, ring, false);
+    // Every session of the best rank is being rung for another todo this instant: wait for one,
+    // rather than fall to a lower rank or store a wake that a consumer was there to hear.
+    if (picked === 'busy') picked = await pickTarget(tx, ring, true);
+    return { todo, rings, target: picked === 'busy' ? null : picked };
+  });
+}
+
+/** The todo, if a wake may ring it now: pending, available, not an approval. */
+function claimableTodo(sql: Db, todoId: number) {
+  return sql`
+    select t.id, t.queue, t.kind, t.title, t.url, t.assignee,
+           exists (select from queue_limits l where l.queue = t.queue) as limited
+    from todos t
+    where t.id = ${todoId} and t.state = 'pending' and t.available_at <= now() and t.kind <> 'approval'`;
+}
+
+/**
+ * The ring's upsert over the statement's `todo`, returning its `rings`: it matches for a new wake,
+ * a due re-ring or a retry (RingRequest.reason), and only where `only` holds.
+ */
+function ringUpsert(
+  sql: Db,
+  { reason, schedule }: Pick<RingRequest, 'reason' | 'schedule'>,
+  { lastSession, only }: { lastSession: Fragment; only: Fragment },
+) {
+  const wakeId = typeof reason === 'object' ? reason.wake : null;
+  const nextRings = wakeId === null ? sql`r.rings + 1` : sql`1`;
+  return sql`
+    insert into todo_rings as r (todo_id, rings, next_ring_at, wake_id, last_session)
+    select id, 1, now() + make_interval(secs => ${schedule[0]! / 1000}), ${wakeId}, ${lastSession}
+    from todo where ${only}
+    on conflict (todo_id) do update set
+      -- a new wake starts the schedule over; a re-ring or a failover moves along it
+      rings = ${nextRings},
+      next_ring_at = now() + make_interval(secs => (${schedule}::float8[])[least(${nextRings}, ${schedule.length})] / 1000),
+      wake_id = coalesce(excluded.wake_id, r.wake_id),
+      last_session = coalesce(excluded.last_session, r.last_session)
+    where ${
+      reason === 'retry'
+        ? sql`true`
+        : reason === 'due'
+          ? sql`r.next_ring_at <= now()`
+          : sql`r.wake_id is distinct from excluded.wake_id`
+    }
+    returning r.rings`;
 }
 
 interface RingToPick {
@@ -138,7 +190,7 @@ interface RingToPick {
 
 /** A pick on its own, for a ring already taken: its queue's limits allow it, or it waits for a busy session. */
 async function pickTarget(
-  sql: postgres.Sql,
+  sql: postgres.TransactionSql,
   { todo, rings, assignee, sessionTtlMs }: RingToPick,
   waitForBusy: boolean,
 ): Promise<RingTarget | 'busy' | null> {
@@ -188,7 +240,7 @@ function readTarget(row: PickedRow): RingTarget | 'busy' | null {
  * A todo whose queue has limits picks nobody here: its limits are read first.
  */
 function ladder(
-  sql: postgres.Sql,
+  sql: Db,
   { sessionTtlMs, waitForBusy }: { sessionTtlMs: number; waitForBusy: boolean },
 ) {
   return sql`
@@ -221,7 +273,7 @@ function ladder(
  * with neither, the wake is stored in the history (once per wake, not on re-rings) — the todo
  * waits, is offered in the digest of the next consumer to attach, and is rung again on schedule.
  */
-function marks(sql: postgres.Sql, todoId: number) {
+function marks(sql: Db, todoId: number) {
   return sql`
     marked as (
       update consumer_sessions s set last_rung_at = now()
@@ -256,7 +308,7 @@ function marks(sql: postgres.Sql, todoId: number) {
  * The picked target as one row (none: nobody), the commit made quick when it stores nothing; its
  * columns are named apart from the todo's, beside which it is read.
  */
-function target(sql: postgres.Sql) {
+function target(sql: Db) {
   return sql`
     select 'session' as target_kind, id as session_id, process_id, path, principal,
            null as hook_url, null as hook_secret, set_config('synchronous_commit', 'off', true) as steering_only
