@@ -172,6 +172,9 @@ test(
               await check`select action, actor, data, at from todo_events where todo_id = ${id} order by id`,
             rings: await check`select * from todo_rings where todo_id = ${id}`,
             sessions: await check`select id, path, process_id, now() as now from consumer_sessions`,
+            // Whether the server listens again, and since when (its LISTEN connection's start).
+            listening:
+              await check`select backend_start, state, query from pg_stat_activity where query ilike 'listen %'`,
             log: server!.stderr().split('\n').slice(-20),
           },
           null,
