@@ -114,11 +114,14 @@ export async function recordDelivery(
         writeBacks: writeBacks.map((writeBack) => ({ ...writeBack, source, kind: provider.kind })),
       };
     }
-    // The database gives up on its own too, rather than hold a lock for a caller long gone.
-    // It goes out with the arrival (postgres.js pipelines a transaction's queries): every round
-    // trip counts while the provider waits.
+    // The database gives up on its own too, rather than hold a lock for a caller long gone. It
+    // goes out with the arrival, in the same write (postgres.js pipelines a transaction's
+    // queries: every round trip counts while the provider waits) — and ahead of it: a query runs
+    // in the order it is executed, and the arrival's are executed as soon as they are made.
+    const timeout = tx`
+      select set_config('statement_timeout', ${String(Math.max(1, deadline - Date.now()))}, true)`.execute();
     const [, arrival] = await Promise.all([
-      tx`select set_config('statement_timeout', ${String(Math.max(1, deadline - Date.now()))}, true)`,
+      timeout,
       translateConstraintErrors(() =>
         claimDeliveryId(
           tx,

@@ -95,6 +95,36 @@ test('a database that does not answer in time: 503 before GitHub would be told 2
   expect(n).toBe(1);
 });
 
+test('regression: a delivery held up by a lock kept its connection waiting past its deadline (the statement timeout was sent after the statement it was for)', async () => {
+  const held = await server.sql.reserve();
+  try {
+    await held`begin`;
+    await held`lock table todos in access exclusive mode`;
+    const [{ holder }] = await held<[{ holder: number }]>`select pg_backend_pid() as holder`;
+    const sent = await deliver(server.url, 'issue_comment.created.command');
+    expect(sent.status).toBe(503);
+    // Answered 503 at its deadline; the database gives up on it then too, with the lock still
+    // held, rather than keep one of the server's connections waiting behind it. (The server's
+    // background sweeps wait behind the lock too, as they may: only the delivery's statement counts.)
+    const waiting = async () => {
+      const [{ n }] = await server.sql<[{ n: number }]>`
+        select count(*)::int as n from pg_stat_activity
+        where ${holder}::int = any (pg_blocking_pids(pid)) and query like '%with earlier as%'`;
+      return n;
+    };
+    const until = performance.now() + 2000;
+    let blocked = await waiting();
+    while (blocked > 0 && performance.now() < until) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      blocked = await waiting();
+    }
+    expect(blocked).toBe(0);
+  } finally {
+    await held`rollback`;
+    held.release();
+  }
+});
+
 test('failures are logged without the payload, the signature or the secret', async () => {
   const payload = await readFixture('issue_comment.created.command');
   await deliver(server.url, 'issue_comment.created.command', { secret: 'a-wrong-secret' });
