@@ -1,8 +1,8 @@
 // A switchboard server alone in its own process, for benchmarks that measure the process itself
 // (bench/session-memory.ts): the benchmark's clients live in another process and do not count.
 //
-// Started as `node --expose-gc --import tsx bench/support/server-process.ts` (node itself, so the
-// child's pid is the server's) with BENCH_SERVER_DATABASE_URL, BENCH_SERVER_SCHEMA and
+// Started as `node --expose-gc` on its bundle (bundle-entry.ts; node itself, so the child's pid
+// is the server's) with BENCH_SERVER_DATABASE_URL, BENCH_SERVER_SCHEMA and
 // BENCH_SERVER_DIR; BENCH_SERVER_WEBHOOK_SECRET (optional) turns the GitHub webhook endpoint on,
 // and BENCH_SERVER_LOG_LEVEL (default silent) sends the server's log to stderr. It speaks in JSON lines on stdout: `{"url", "adminToken", "pid"}` once
 // listening; `{"memory": …, "cpu": …}` after each `gc` line on stdin (CPU time used so far, then

@@ -3,6 +3,7 @@ import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import { bundleEntry } from './bundle-entry.js';
 import { cpuProfileArgs } from './cpu-profile-args.js';
 import type { BareServer } from './bare-mcp-server.js';
 
@@ -21,7 +22,7 @@ export async function spawnBareProcess(
   schema: string,
   secret = '',
 ): Promise<BareServer> {
-  const child = spawn(process.execPath, [...cpuProfileArgs(), '--import', 'tsx', ENTRY], {
+  const child = spawn(process.execPath, [...cpuProfileArgs(), await bundleEntry(ENTRY)], {
     cwd: PACKAGE_ROOT,
     env: {
       ...process.env,

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import { bundleEntry } from './bundle-entry.js';
 import { cpuProfileArgs } from './cpu-profile-args.js';
 
 const ENTRY = fileURLToPath(new URL('./server-process.ts', import.meta.url));
@@ -40,24 +41,21 @@ export async function spawnServerProcess(
   schema: string,
   options: ServerProcessOptions = {},
 ): Promise<ServerProcess> {
+  const entry = await bundleEntry(ENTRY);
   const dir = await mkdtemp(join(tmpdir(), 'switchboard-bench-server-'));
-  const child = spawn(
-    process.execPath,
-    ['--expose-gc', ...cpuProfileArgs(), '--import', 'tsx', ENTRY],
-    {
-      cwd: PACKAGE_ROOT,
-      env: {
-        ...process.env,
-        BENCH_SERVER_DATABASE_URL: databaseUrl,
-        BENCH_SERVER_SCHEMA: schema,
-        BENCH_SERVER_DIR: dir,
-        BENCH_SERVER_WEBHOOK_SECRET: options.webhookSecret ?? '',
-        BENCH_SERVER_LOG_LEVEL: options.logLevel ?? 'silent',
-        BENCH_SERVER_UNVERIFIED_BODY_MB: String(options.unverifiedBodyMb ?? ''),
-      },
-      stdio: ['pipe', 'pipe', 'inherit'],
+  const child = spawn(process.execPath, ['--expose-gc', ...cpuProfileArgs(), entry], {
+    cwd: PACKAGE_ROOT,
+    env: {
+      ...process.env,
+      BENCH_SERVER_DATABASE_URL: databaseUrl,
+      BENCH_SERVER_SCHEMA: schema,
+      BENCH_SERVER_DIR: dir,
+      BENCH_SERVER_WEBHOOK_SECRET: options.webhookSecret ?? '',
+      BENCH_SERVER_LOG_LEVEL: options.logLevel ?? 'silent',
+      BENCH_SERVER_UNVERIFIED_BODY_MB: String(options.unverifiedBodyMb ?? ''),
     },
-  );
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
   const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
   const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
   const nextMessage = async <T>(what: string, ms: number): Promise<T> => {
