@@ -9,6 +9,9 @@ export const EXIT = {
   unreachable: 4,
   /** `approval request --wait`: no verdict came in time (or the approval expired first). */
   noVerdict: 5,
+  /** `approval request --wait` stopped by Ctrl-C (SIGINT) or SIGTERM: 128 + its number, as a shell says. */
+  interrupted: 130,
+  terminated: 143,
 } as const;
 
 /** A failure the CLI itself detects, with the exit code it stands for and a line saying what to do. */

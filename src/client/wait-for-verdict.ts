@@ -8,7 +8,7 @@ export type ApprovalOutcome =
   | { outcome: 'canceled'; todo: Todo }
   /** It expired without a verdict. */
   | { outcome: 'expired'; todo: Todo }
-  /** Still open when the deadline came. */
+  /** Still open when the deadline came (or the wait was stopped). */
   | { outcome: 'waiting'; todo: Todo };
 
 /**
@@ -21,13 +21,15 @@ const RECHECK_MS = 5000;
  * Waits for the verdict on approval `id` until `deadline` (ms since the epoch), reading it once
  * the stream listens and again on every ring: a verdict recorded before `ready` is found by the
  * first read, one recorded after it rings (verdicts ring the asker's sessions). An approval
- * that passes its expiry takes no verdict any more, so the wait ends there too.
+ * that passes its expiry takes no verdict any more, so the wait ends there too. An aborted
+ * `signal` ends it as the deadline would, once the approval has been read a last time.
  */
 export async function waitForVerdict(
   client: ApiClient,
   wakes: WakeStream,
   id: number,
   deadline: number,
+  signal?: AbortSignal,
 ): Promise<ApprovalOutcome> {
   await wakes.ready;
   for (let attempt = 0; ; attempt++) {
@@ -39,11 +41,12 @@ export async function waitForVerdict(
     }
     const expiresAt = todo.expires_at ? Date.parse(todo.expires_at) : Infinity;
     if (expiresAt <= Date.now()) return { outcome: 'expired', todo };
-    if (Date.now() >= deadline) return { outcome: 'waiting', todo };
+    if (Date.now() >= deadline || signal?.aborted) return { outcome: 'waiting', todo };
     // Wake at the expiry too: nothing rings when an approval runs out.
     await wakes.waitPast(seen, {
       deadline: Math.min(deadline, expiresAt, Date.now() + RECHECK_MS),
       attempt,
+      signal,
     });
   }
 }

@@ -162,6 +162,33 @@ describe.concurrent(
       }
     });
 
+    test('regression: Ctrl-C during --wait left the approval open; it is withdrawn, exit 130', async () => {
+      const { running, id } = await asking(['Interrupted?', '--wait', '60']);
+      await running.waitFor(`asked #${id} — waiting for`);
+      running.child.kill('SIGINT');
+      const result = await running.done;
+      expect(result.code).toBe(130);
+      expect(result.stderr).toBe(
+        `stopped waiting for a verdict on #${id} (Ctrl-C) — canceled it (nobody is waiting any more; --keep leaves it open)\n`,
+      );
+      const [withdrawn] = await server.sql`select state, summary from todos where id = ${id}`;
+      expect(withdrawn).toEqual({ state: 'canceled', summary: 'nobody is waiting any more' });
+
+      // --keep leaves it open; SIGTERM (a supervisor stopping it) is 143.
+      const kept = await asking(['Interrupted, kept?', '--wait', '60', '--keep']);
+      await kept.running.waitFor(`asked #${kept.id} — waiting for`);
+      kept.running.child.kill('SIGTERM');
+      const keptResult = await kept.running.done;
+      expect(keptResult.code).toBe(143);
+      expect(keptResult.stderr).toMatch(
+        new RegExp(
+          `^stopped waiting for a verdict on #${kept.id} \\(SIGTERM\\) — it stays open until \\S+Z\\n$`,
+        ),
+      );
+      const [row] = await server.sql`select state from todos where id = ${kept.id}`;
+      expect(row).toEqual({ state: 'pending' });
+    });
+
     test('--keep leaves it open until it expires, to be decided and read later', async () => {
       const result = await runCli(
         ['approval', 'request', 'Keep this one?', '--wait', '1', '--keep', '--json'],

@@ -27,7 +27,8 @@ Without --wait it prints the approval and exits 0. With --wait it blocks up to t
   0  allowed
   3  denied or canceled (the note, or why, on stderr)
   5  no verdict in time, or the approval expired first
-With no verdict in time, the approval is canceled ("nobody is waiting any more"), so that nobody decides a question no one waits for; --keep leaves it open until it expires, to be read later (\`todo show\`).
+  130  stopped by Ctrl-C (143: by SIGTERM) before a verdict came
+With no verdict in time, or the wait stopped, the approval is canceled ("nobody is waiting any more"), so that nobody decides a question no one waits for; --keep leaves it open until it expires, to be read later (\`todo show\`). A second Ctrl-C ends the command at once.
 --json prints {"todo": …}, the approval with its verdict, in every case.`;
   static override examples = [
     '<%= config.bin %> approval request "Deploy build 4711 to production?" --wait 600',
@@ -91,19 +92,35 @@ With no verdict in time, the approval is canceled ("nobody is waiting any more")
         return { todo: asked };
       }
       this.log(`asked #${asked.id} — waiting for ${asked.assignee} to decide`);
-      const waited = await waitForVerdict(client, wakes, asked.id, Date.now() + flags.wait! * 1000);
-      // Nobody is to decide a question no one waits for, unless --keep.
-      const { outcome, todo } =
-        waited.outcome === 'waiting' && !flags.keep
-          ? await withdraw(client, wakes, waited.todo)
-          : waited;
+      // Ctrl-C (or SIGTERM) ends the wait as its deadline would, withdrawal included; a second
+      // signal ends the command at once.
+      const stop = new AbortController();
+      let stoppedBy: NodeJS.Signals | undefined;
+      const onSignal = (signal: NodeJS.Signals) => {
+        stoppedBy = signal;
+        stop.abort();
+      };
+      process.once('SIGINT', onSignal).once('SIGTERM', onSignal);
+      let ended: Awaited<ReturnType<typeof withdraw>>;
+      try {
+        const deadline = Date.now() + flags.wait! * 1000;
+        const waited = await waitForVerdict(client, wakes, asked.id, deadline, stop.signal);
+        // Nobody is to decide a question no one waits for, unless --keep.
+        ended =
+          waited.outcome === 'waiting' && !flags.keep
+            ? await withdraw(client, wakes, waited.todo)
+            : waited;
+      } finally {
+        process.off('SIGINT', onSignal).off('SIGTERM', onSignal);
+      }
+      const { outcome, todo } = ended;
       if (outcome === 'decided' && todo.verdict === 'allow') {
         this.log(formatTodoLine(todo));
         return { todo };
       }
       // Not allowed: --json still prints the approval, then the exit code says how it ended.
       if (this.jsonEnabled()) this.logJson({ todo });
-      throw refusal(outcome, todo, flags.wait!);
+      throw refusal(outcome, todo, flags.wait!, stoppedBy);
     } finally {
       wakes?.close();
     }
@@ -131,8 +148,22 @@ async function withdraw(
   }
 }
 
-function refusal(outcome: string, todo: Todo, waited: number): CommandError {
+function refusal(
+  outcome: string,
+  todo: Todo,
+  waited: number,
+  stoppedBy: NodeJS.Signals | undefined,
+): CommandError {
   const ref = `#${todo.id}`;
+  if (stoppedBy && (outcome === 'withdrawn' || outcome === 'waiting')) {
+    return new CommandError(
+      `stopped waiting for a verdict on ${ref} (${stoppedBy === 'SIGINT' ? 'Ctrl-C' : stoppedBy}) — ` +
+        (outcome === 'withdrawn'
+          ? `canceled it (${WITHDRAWN}; --keep leaves it open)`
+          : `it stays open until ${todo.expires_at}`),
+      stoppedBy === 'SIGINT' ? EXIT.interrupted : EXIT.terminated,
+    );
+  }
   switch (outcome) {
     case 'decided':
       return new CommandError(formatTodoLine(todo), EXIT.refused);
