@@ -86,13 +86,48 @@ describe.concurrent(
       await kill(pid);
       const lost = await sleeping;
       // No timeout: this end() returns only once every connection has closed.
+      let timer;
       const ended = await Promise.race([
         sql.end().then(() => 'ended'),
-        new Promise((resolve) => setTimeout(resolve, 10_000, 'still waiting')),
+        new Promise((resolve) => (timer = setTimeout(resolve, 10_000, 'still waiting'))),
       ]);
+      clearTimeout(timer);
       return { lost, ended };`);
       expect(result.code, result.stderr).toBe(0);
       expect(JSON.parse(result.stdout)).toEqual({ lost: expect.any(String), ended: 'ended' });
+    });
+
+    test('regression: sql.end() waited out its whole timeout after a transaction lost its connection waiting for a lock', async () => {
+      // The transaction's ROLLBACK, sent on the closed connection, failed — and stayed the
+      // connection's query, which end() waited for. A server stopped just after PostgreSQL
+      // restarted under such a transaction took its pools' whole timeouts to exit.
+      const key = Math.floor(Math.random() * 1e9);
+      const result = await run(`
+      const holder = postgres(process.env.URL, { max: 1, onnotice: () => {} });
+      const held = await holder.reserve();
+      await held\`begin\`;
+      await held\`select pg_advisory_xact_lock(${key})\`;
+      let pid;
+      const tx = sql.begin(async (t) => {
+        [{ pid }] = await t\`select pg_backend_pid() as pid\`;
+        await t\`select pg_advisory_xact_lock(${key})\`;
+      }).then(() => 'committed', (error) => error.code);
+      while (pid === undefined) await new Promise((resolve) => setTimeout(resolve, 10));
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      await kill(pid);
+      const lost = await tx;
+      await held\`rollback\`;
+      held.release();
+      await holder.end({ timeout: 1 });
+      let timer;
+      const ended = await Promise.race([
+        sql.end().then(() => 'ended'),
+        new Promise((resolve) => (timer = setTimeout(resolve, 10_000, 'still waiting'))),
+      ]);
+      clearTimeout(timer);
+      return { lost, ended };`);
+      expect(result.code, result.stderr).toBe(0);
+      expect(JSON.parse(result.stdout)).toEqual({ lost: 'CONNECTION_CLOSED', ended: 'ended' });
     });
   },
 );
