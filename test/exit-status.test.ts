@@ -74,7 +74,8 @@ async function runFixture(file: string, databaseUrl?: string) {
   return { code, output, counted: counted.output.split('\n').at(-2) };
 }
 
-// Each test is a whole run of its own, with initdb: a minute and more on a loaded 2-core machine.
+// Each test is a whole run of its own, the first with initdb: a minute and more on a loaded
+// 2-core machine.
 const RUN_TIMEOUT = 120_000;
 
 test.concurrent(
@@ -91,7 +92,8 @@ test.concurrent(
 test.concurrent(
   'regression: a file that fails in beforeAll (its tests skipped) exits non-zero and counts as failed',
   async () => {
-    const { code, output, counted } = await runFixture('before-all-throws');
+    // This run's database will do: the exit status over embedded PostgreSQL is the test above.
+    const { code, output, counted } = await runFixture('before-all-throws', inject('databaseUrl'));
     expect(output).toMatch(/Test Files\s+1 failed/);
     expect(output).toMatch(/Tests\s+1 skipped/);
     expect(code).toBe(1);
@@ -103,7 +105,7 @@ test.concurrent(
 test.concurrent(
   'regression: an unhandled rejection exits non-zero and counts as failed, though every test passed',
   async () => {
-    // This run's database will do: the exit status over embedded PostgreSQL is the tests above.
+    // This run's database will do: the exit status over embedded PostgreSQL is the first test.
     const { code, output, counted } = await runFixture(
       'leaves-an-unhandled-rejection',
       inject('databaseUrl'),
