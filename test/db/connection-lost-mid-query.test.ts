@@ -5,9 +5,9 @@ import { describe, expect, inject, test } from 'vitest';
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 /**
- * Runs `body` in a Node process of its own, with `sql` (postgres.js, one connection) and `kill`
- * (ends another session's backend, as a restart or failover does) on the run's database; the
- * process prints what `body` returns. A defect that ends the process ends only that one.
+ * Runs `body` in a Node process of its own, with `sql` (postgres.js, one connection), `kill`
+ * (ends another session's backend, as a restart or failover does) on the run's database, and
+ * `endsWithin`; the process prints what `body` returns. A defect that ends the process ends only that one.
  */
 function run(body: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const script = `
@@ -15,6 +15,16 @@ function run(body: string): Promise<{ code: number | null; stdout: string; stder
     const sql = postgres(process.env.URL, { max: 1, onnotice: () => {} });
     const killer = postgres(process.env.URL, { max: 1, onnotice: () => {} });
     const kill = (pid) => killer\`select pg_terminate_backend(\${pid})\`;
+    // Whether sql.end(), with no timeout, returns within ms (it returns once every connection has closed).
+    const endsWithin = async (ms) => {
+      let timer;
+      const ended = await Promise.race([
+        sql.end().then(() => 'ended'),
+        new Promise((resolve) => (timer = setTimeout(resolve, ms, 'still waiting'))),
+      ]);
+      clearTimeout(timer);
+      return ended;
+    };
     const result = await (async () => { ${body} })();
     await new Promise((resolve) => setTimeout(resolve, 200));
     console.log(JSON.stringify(result));
@@ -85,14 +95,7 @@ describe.concurrent(
       await new Promise((resolve) => setTimeout(resolve, 100));
       await kill(pid);
       const lost = await sleeping;
-      // No timeout: this end() returns only once every connection has closed.
-      let timer;
-      const ended = await Promise.race([
-        sql.end().then(() => 'ended'),
-        new Promise((resolve) => (timer = setTimeout(resolve, 10_000, 'still waiting'))),
-      ]);
-      clearTimeout(timer);
-      return { lost, ended };`);
+      return { lost, ended: await endsWithin(10_000) };`);
       expect(result.code, result.stderr).toBe(0);
       expect(JSON.parse(result.stdout)).toEqual({ lost: expect.any(String), ended: 'ended' });
     });
@@ -119,13 +122,7 @@ describe.concurrent(
       await held\`rollback\`;
       held.release();
       await holder.end({ timeout: 1 });
-      let timer;
-      const ended = await Promise.race([
-        sql.end().then(() => 'ended'),
-        new Promise((resolve) => (timer = setTimeout(resolve, 10_000, 'still waiting'))),
-      ]);
-      clearTimeout(timer);
-      return { lost, ended };`);
+      return { lost, ended: await endsWithin(10_000) };`);
       expect(result.code, result.stderr).toBe(0);
       expect(JSON.parse(result.stdout)).toEqual({ lost: 'CONNECTION_CLOSED', ended: 'ended' });
     });
