@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import {
@@ -25,6 +24,7 @@ import type { TokenCache } from '../http/token-cache.js';
 import type { Actor } from '../ledger/index.js';
 import type { Logger } from '../logger.js';
 import type { TodoService } from '../todos/create-todo-service.js';
+import { JsonResponseTransport } from './json-response-transport.js';
 import { registerTodoTools } from './todo-tools.js';
 
 export const MCP_PATH = '/mcp';
@@ -87,9 +87,10 @@ export interface McpEndpointOptions {
  * unknown session. Sessions idle for 5 minutes with no open stream are closed.
  *
  * The sessions are this endpoint's own: a few fields each, so that an idle session costs little
- * more than its socket. Each POST is answered by a fresh SDK server and transport bound to its
- * session (about 45 µs to build, with one JSON Schema validator shared by all; the SDK keeps an
- * Ajv instance per server otherwise), which speaks the protocol and answers in plain JSON. The
+ * more than its socket. Each POST is answered by a fresh SDK server bound to its session (about
+ * 45 µs to build, with one JSON Schema validator shared by all; the SDK keeps an Ajv instance per
+ * server otherwise), which speaks the protocol, and a transport that answers in plain JSON
+ * straight from node:http (src/mcp/json-response-transport.ts). The
  * notification stream (the standalone GET) is a plain server-sent-events response written here.
  */
 export function createMcpEndpoint({
@@ -126,15 +127,12 @@ export function createMcpEndpoint({
     );
     registerTodoTools(server, { sql, todos, actor: session.actor, log, leases: session.leases });
     // Stateless to the SDK (no session id of its own): the session is checked here.
-    const transport = new StreamableHTTPServerTransport({
-      sessionIdGenerator: undefined,
-      enableJsonResponse: true,
-    });
+    const transport = new JsonResponseTransport();
     await server.connect(transport);
     // Answered in JSON, the request is over when this returns: the server and its transport hold
     // nothing else and go with it. (Closing them would only build the SDK's "connection closed"
     // error for requests that are not pending: a stack trace per request.)
-    await transport.handleRequest(req, res, req.body);
+    await transport.handle(req, res, req.body);
   };
 
   /** An MCP log notification (`notifications/message`, level info) on the session's stream. */

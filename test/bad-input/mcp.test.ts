@@ -724,6 +724,77 @@ describe('raw bytes on /mcp: a 4xx JSON-RPC error, no stack, the session goes on
     expectJsonRpcError(answer.text);
     await expectAlive();
   });
+
+  // The Streamable HTTP rules for a POST, as the SDK's transport answers them
+  // (src/mcp/json-response-transport.ts keeps them refusal for refusal).
+  test.each([
+    ['no Accept', undefined],
+    ['an Accept of JSON alone', 'application/json'],
+    ['an Accept of event streams alone', 'text/event-stream'],
+  ])('%s: 406, as the SDK answers', async (_, accept) => {
+    const before = await stored();
+    const answer = await postRaw(JSON.stringify(callMessage('list_todos', {})), { accept });
+    expect(answer.status, answer.text).toBe(406);
+    expect(messageOf(answer.text).error.message).toMatch(/^Not Acceptable/);
+    expect(await stored()).toEqual(before);
+    await expectAlive();
+  });
+
+  test('a protocol version the SDK does not speak: 400, naming the ones it does', async () => {
+    const answer = await postRaw(JSON.stringify(callMessage('list_todos', {})), {
+      protocolVersion: '1999-01-01',
+    });
+    expect(answer.status).toBe(400);
+    expect(messageOf(answer.text).error.message).toMatch(
+      /Unsupported protocol version: 1999-01-01 \(supported versions: .*2025-06-18/,
+    );
+  });
+
+  test('a batch over 100 messages: 400, nothing done', async () => {
+    const before = await stored();
+    const batch = Array.from({ length: 101 }, () =>
+      callMessage('create_todo', { queue: 'ci', title: 'batched' }),
+    );
+    const answer = await postRaw(JSON.stringify(batch));
+    expect(answer.status).toBe(400);
+    expect(messageOf(answer.text).error).toMatchObject({ code: -32600 });
+    expect(await stored()).toEqual(before);
+  });
+
+  test('two initializations in one batch: 400', async () => {
+    const initialize = (id: number) => ({
+      jsonrpc: '2.0',
+      id,
+      method: 'initialize',
+      params: {
+        protocolVersion: '2025-06-18',
+        capabilities: {},
+        clientInfo: { name: 'x', version: '1' },
+      },
+    });
+    // In a session: without one, /mcp refuses anything but a single initialize before the SDK.
+    const answer = await postRaw(JSON.stringify([initialize(1), initialize(2)]));
+    expect(answer.status).toBe(400);
+    expect(messageOf(answer.text).error.message).toMatch(/Only one initialization request/);
+  });
+
+  test('a batch of requests is answered by one array, each by its id', async () => {
+    const first = callMessage('list_todos', { limit: 1 });
+    const second = { jsonrpc: '2.0', id: nextId++, method: 'tools/list' };
+    const notification = { jsonrpc: '2.0', method: 'notifications/progress', params: {} };
+    const answer = await postRaw(JSON.stringify([first, notification, second]));
+    expect(answer.status).toBe(200);
+    const answers = JSON.parse(answer.text) as { id: number; result?: unknown }[];
+    expect(answers.map((a) => a.id).sort()).toEqual([first.id, second.id].sort());
+    expect(answers.every((a) => a.result !== undefined)).toBe(true);
+  });
+
+  test('notifications alone: 202 and no body', async () => {
+    const answer = await postRaw(
+      JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
+    );
+    expect(answer).toEqual({ status: 202, text: '' });
+  });
 });
 
 // Raw JSON-RPC on /mcp, for what a real client would never send.
@@ -747,12 +818,16 @@ async function postRaw(
     session?: boolean;
     authorization?: string | null;
     contentType?: string;
+    /** The Accept header: undefined sends none. */
+    accept?: string | undefined;
+    protocolVersion?: string;
   } = {},
 ): Promise<{ status: number; text: string }> {
   const headers: Record<string, string> = {
-    accept: 'application/json, text/event-stream',
     'content-type': options.contentType ?? 'application/json',
   };
+  const accept = 'accept' in options ? options.accept : 'application/json, text/event-stream';
+  if (accept !== undefined) headers.accept = accept;
   const authorization =
     options.authorization === undefined
       ? `Bearer ${options.token ?? botToken}`
@@ -760,8 +835,8 @@ async function postRaw(
   if (authorization !== null) headers.authorization = authorization;
   if (options.session !== false) {
     headers['mcp-session-id'] = agent.transport.sessionId!;
-    if (agent.transport.protocolVersion)
-      headers['mcp-protocol-version'] = agent.transport.protocolVersion;
+    const version = options.protocolVersion ?? agent.transport.protocolVersion;
+    if (version) headers['mcp-protocol-version'] = version;
   }
   const controller = new AbortController();
   const response = await fetch(`${server.url}/mcp`, {
