@@ -22,8 +22,10 @@ export async function getTodoWithHistory(
   actor: Actor,
   id: number,
 ): Promise<{ todo: Todo; history: TodoEvent[]; held_back: HeldBack | null }> {
-  const todo = await getTodo(db, actor, id);
-  const [history, held_back] = await Promise.all([
+  // Read together, not one after the other: if the todo is not the actor's to see, the other two
+  // reads are dropped with the refusal.
+  const [todo, history, held_back] = await Promise.all([
+    getTodo(db, actor, id),
     db<TodoEvent[]>`
       select id, at, actor_kind, actor, via, action, data from todo_events where todo_id = ${id} order by at, id`,
     heldBack(db, id),
