@@ -47,6 +47,12 @@ test('the tools of DESIGN 5.4, none of which records a verdict', async () => {
   );
 });
 
+test("ping and logging/setLevel are answered (the conformance suite's scenarios for switchboard)", async () => {
+  await expect(agent.client.ping()).resolves.toEqual({});
+  await expect(agent.client.setLoggingLevel('info')).resolves.toEqual({});
+  expect(agent.client.getServerVersion()).toMatchObject({ name: 'switchboard' });
+});
+
 test('instructions tell the agent what to do', () => {
   expect(agent.client.getInstructions()).toMatch(/claim_next/);
 });
