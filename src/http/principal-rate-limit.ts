@@ -4,8 +4,13 @@ import { actorOf } from './authenticate.js';
 export interface RateLimiter {
   /** Requests per second per principal. */
   readonly perSecond: number;
-  /** Takes one request of `principal`'s: undefined if it may go, else the seconds until it may. */
-  take(principal: string): number | undefined;
+  /** The most requests a principal may send at once (a second's worth, at least one). */
+  readonly burst: number;
+  /**
+   * Takes `count` requests (one by default) of `principal`'s: undefined if they may go, else the
+   * seconds until they may (never, for more than `burst`: the caller refuses those outright).
+   */
+  take(principal: string, count?: number): number | undefined;
 }
 
 /**
@@ -19,14 +24,15 @@ export function createRateLimiter(perSecond: number): RateLimiter {
   const buckets = new Map<string, { tokens: number; at: number }>();
   return {
     perSecond,
-    take(principal) {
+    burst: capacity,
+    take(principal, count = 1) {
       const now = performance.now();
       const bucket = buckets.get(principal) ?? { tokens: capacity, at: now };
       bucket.tokens = Math.min(capacity, bucket.tokens + ((now - bucket.at) / 1000) * perSecond);
       bucket.at = now;
       buckets.set(principal, bucket);
-      if (bucket.tokens < 1) return Math.max(1, Math.ceil((1 - bucket.tokens) / perSecond));
-      bucket.tokens -= 1;
+      if (bucket.tokens < count) return Math.max(1, Math.ceil((count - bucket.tokens) / perSecond));
+      bucket.tokens -= count;
       return undefined;
     },
   };
@@ -46,9 +52,35 @@ export function limitPrincipalRate(
     const wait = limiter.take(name);
     if (wait === undefined) return next();
     res.set('retry-after', String(wait));
-    refuse(
-      res,
-      `${name} sent more than ${limiter.perSecond} requests per second, this server's limit per principal (SWITCHBOARD_RATE_LIMIT): wait ${wait} s and send it again`,
-    );
+    refuse(res, overRate(limiter, name, wait));
   };
 }
+
+/**
+ * Mounted after the body is read, on a surface that takes batches (MCP's JSON-RPC): a batch of N
+ * messages is N requests of the limit, not one — the one its HTTP request was charged, and N − 1
+ * more. A batch larger than the limit's burst could never go, and is refused as such.
+ */
+export function limitBatchRate(
+  limiter: RateLimiter | undefined,
+  refuse: (res: Response, message: string) => void,
+): RequestHandler {
+  return (req, res, next) => {
+    const body: unknown = req.body;
+    if (!limiter || !Array.isArray(body) || body.length < 2) return next();
+    const { name } = actorOf(res);
+    if (body.length > limiter.burst) {
+      return refuse(
+        res,
+        `${name} sent a batch of ${body.length} messages, more than this server's limit per principal lets through at once (SWITCHBOARD_RATE_LIMIT, ${limiter.perSecond} requests per second): send at most ${limiter.burst} at a time`,
+      );
+    }
+    const wait = limiter.take(name, body.length - 1);
+    if (wait === undefined) return next();
+    res.set('retry-after', String(wait));
+    refuse(res, overRate(limiter, name, wait));
+  };
+}
+
+const overRate = (limiter: RateLimiter, name: string, wait: number) =>
+  `${name} sent more than ${limiter.perSecond} requests per second, this server's limit per principal (SWITCHBOARD_RATE_LIMIT): wait ${wait} s and send it again`;

@@ -18,7 +18,7 @@ import { createEventStreams, type EventStream } from '../http/create-event-strea
 import { tooManyStreams } from '../http/event-stream-routes.js';
 import { parseJsonBody } from '../http/read-json-body.js';
 import type { Limits } from '../http/create-limits.js';
-import { limitPrincipalRate } from '../http/principal-rate-limit.js';
+import { limitBatchRate, limitPrincipalRate } from '../http/principal-rate-limit.js';
 import type { RevocationWatch } from '../http/revocation-watch.js';
 import type { TokenCache } from '../http/token-cache.js';
 import type { Actor } from '../ledger/index.js';
@@ -269,12 +269,15 @@ export function createMcpEndpoint({
     if (res.statusCode !== 200) closeSession(session);
   };
 
-  // Authenticated first: no body is read for a caller without a valid token.
+  // Authenticated first: no body is read for a caller without a valid token. Each message of a
+  // JSON-RPC batch counts against the rate, not only the request that carried them.
+  const overRate = (res: Response, message: string) => jsonRpcError(res, 429, message);
   routes.use(
     MCP_PATH,
     authenticateBearer,
-    limitPrincipalRate(limits.rate, (res, message) => jsonRpcError(res, 429, message)),
+    limitPrincipalRate(limits.rate, overRate),
     parseJsonBody(MAX_BODY_BYTES),
+    limitBatchRate(limits.rate, overRate),
   );
   routes.post(MCP_PATH, handle);
   routes.get(MCP_PATH, handle);

@@ -1,6 +1,7 @@
 import { createHmac, randomUUID } from 'node:crypto';
 import { request, type ClientRequest, type IncomingHttpHeaders } from 'node:http';
 import { connect } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, test } from 'vitest';
 import { loadServerConfig } from '../../src/config/server-config.js';
 import { readFixture } from '../github/deliver.js';
@@ -354,6 +355,69 @@ describe('requests per second per principal', () => {
       // Each principal has a bucket of its own: the admin spent its one request on adding bob.
       const admin = await server.api(server.adminToken, 'GET', '/todos');
       expect(admin.status).toBe(429);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  test('regression: a JSON-RPC batch on /mcp was one request of the rate, whatever it held', async () => {
+    // Two requests a second, in bursts of two.
+    const server = await startTestServer({ limits: { ratePerSecond: 2 } });
+    try {
+      const bob = (await server.api(server.adminToken, 'POST', '/humans', { name: 'bob' })).body
+        .token as string;
+      const bot = (await server.api(bob, 'POST', '/agents', { name: 'bot', queues: ['ci'] })).body
+        .token as string;
+      const post = (body: unknown, session?: string) =>
+        fetch(`${server.url}/mcp`, {
+          method: 'POST',
+          headers: {
+            authorization: `Bearer ${bot}`,
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+            ...(session ? { 'mcp-session-id': session } : {}),
+          },
+          body: JSON.stringify(body),
+        });
+      const initialized = await post({
+        jsonrpc: '2.0',
+        id: 0,
+        method: 'initialize',
+        params: {
+          protocolVersion: '2025-06-18',
+          capabilities: {},
+          clientInfo: { name: 'batcher', version: '1' },
+        },
+      });
+      expect(initialized.status).toBe(200);
+      const session = initialized.headers.get('mcp-session-id')!;
+      const create = (id: number) => ({
+        jsonrpc: '2.0',
+        id,
+        method: 'tools/call',
+        params: { name: 'create_todo', arguments: { queue: 'ci', title: `batched ${id}` } },
+      });
+      const todos = async () =>
+        (await server.sql<{ n: number }[]>`select count(*)::int as n from todos`)[0]!.n;
+
+      // More at once than the limit ever lets through: refused whole, nothing done.
+      const before = await todos();
+      const tooMany = await post([create(1), create(2), create(3)], session);
+      expect(tooMany.status).toBe(429);
+      expect(await tooMany.json()).toMatchObject({
+        jsonrpc: '2.0',
+        error: { message: expect.stringMatching(/batch of 3 .*send at most 2 at a time/) },
+      });
+      expect(await todos()).toBe(before);
+
+      // A batch of two is two of the rate: with the bucket full, it goes, and it empties it.
+      await sleep(1100);
+      const two = await post([create(4), create(5)], session);
+      expect(two.status).toBe(200);
+      expect(await two.json()).toHaveLength(2);
+      const next = await post({ jsonrpc: '2.0', id: 6, method: 'ping' }, session);
+      expect(next.status).toBe(429);
+      expect(next.headers.get('retry-after')).not.toBeNull();
     } finally {
       await server.stop();
     }
