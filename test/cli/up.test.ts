@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { chmod, readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -246,7 +246,23 @@ test(
       }
     }
     child.stdin.write('\x03');
-    expect(await closed, screen).toBe(0);
+    // Bounded, with what the terminal showed and what was still running: a stop that hangs says
+    // where it hung rather than end as the test's timeout.
+    const hung = new AbortController();
+    const code = await Promise.race([
+      closed,
+      sleep(60_000, undefined, { signal: hung.signal }).then(() => {
+        const left = spawnSync('ps', ['-eo', 'pid,ppid,pgid,stat,etime,args'], {
+          encoding: 'utf8',
+        }).stdout.split('\n');
+        child.kill('SIGKILL');
+        throw new Error(
+          `up did not stop within 60 s of Ctrl-C.\nThe terminal:\n${screen}\nStill running:\n` +
+            left.filter((line) => /postgres|script|run\.js/.test(line)).join('\n'),
+        );
+      }),
+    ]).finally(() => hung.abort());
+    expect(code, screen).toBe(0);
     // eslint-disable-next-line no-control-regex
     const lines = screen.replace(/\x1b\[[0-9;]*m/g, '').split(/\r?\n/);
     expect(lines).toContainEqual(

@@ -126,5 +126,35 @@ describe.concurrent(
       expect(result.code, result.stderr).toBe(0);
       expect(JSON.parse(result.stdout)).toEqual({ lost: 'CONNECTION_CLOSED', ended: 'ended' });
     });
+
+    test("regression: a query sent between its connection's socket error and its close was never answered", async () => {
+      // A socket fails (reset by PostgreSQL going away) in two steps: its error, then, once the
+      // handle has closed, its close. A query that reached the connection in between became its
+      // query and was dropped at the close, neither run nor failed: its caller waited for ever
+      // (\`switchboard up\` never exited after a Ctrl-C that stopped PostgreSQL with it).
+      const result = await run(`
+      const { Socket } = await import('node:net');
+      const sockets = [];
+      const connect = Socket.prototype.connect;
+      Socket.prototype.connect = function (...args) { sockets.push(this); return connect.apply(this, args); };
+      await sql\`select 1\`;
+      const socket = sockets.at(-1);
+      let late;
+      // After postgres.js's own error handler: the connection has failed what it had, not yet closed.
+      socket.on('error', () => {
+        late = sql\`select 1 as one\`.then(([row]) => row.one, (error) => error.code);
+      });
+      socket.destroy(Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }));
+      while (late === undefined) await new Promise((resolve) => setTimeout(resolve, 5));
+      let timer;
+      const outcome = await Promise.race([
+        late,
+        new Promise((resolve) => (timer = setTimeout(resolve, 5000, 'never answered'))),
+      ]);
+      clearTimeout(timer);
+      return { outcome };`);
+      expect(result.code, result.stderr).toBe(0);
+      expect(JSON.parse(result.stdout).outcome).not.toBe('never answered');
+    });
   },
 );
