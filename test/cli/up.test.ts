@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import postgres from 'postgres';
 import { afterAll, beforeAll, expect, test } from 'vitest';
+import { runMark } from '../support/leftover-processes.js';
 import { readAdminToken } from '../support/server-process.js';
 import {
   BIN,
@@ -232,7 +233,8 @@ test(
       'script',
       ['-qefc', `exec ${process.execPath} ${BIN} up --port 0`, '/dev/null'],
       {
-        env: { PATH: process.env.PATH, ...env },
+        // The run's mark too: a server left running by a failure here is reported after the run.
+        env: { PATH: process.env.PATH, ...runMark(), ...env },
       },
     );
     let screen = '';
@@ -255,6 +257,10 @@ test(
         const left = spawnSync('ps', ['-eo', 'pid,ppid,pgid,stat,etime,args'], {
           encoding: 'utf8',
         }).stdout.split('\n');
+        // script's child runs in a session of its own: end it, and PostgreSQL with it.
+        const server = spawnSync('pgrep', ['-P', String(child.pid)], { encoding: 'utf8' }).stdout;
+        for (const pid of server.split('\n').filter(Boolean))
+          spawnSync('pkill', ['-KILL', '-s', pid]);
         child.kill('SIGKILL');
         throw new Error(
           `up did not stop within 60 s of Ctrl-C.\nThe terminal:\n${screen}\nStill running:\n` +
