@@ -9,6 +9,8 @@ async function startRelay() {
   const target = new URL(inject('databaseUrl'));
   const sockets = new Set<Socket>();
   let server: Server | undefined;
+  /** What clients have sent through the relay (since the last `sent(true)`). */
+  let fromClients = '';
   const listen = (port: number) =>
     new Promise<number>((resolve, reject) => {
       server = createServer((client) => {
@@ -17,6 +19,7 @@ async function startRelay() {
           sockets.add(socket);
           socket.on('error', () => {}).on('close', () => sockets.delete(socket));
         }
+        client.on('data', (chunk: Buffer) => (fromClients += chunk.toString('latin1')));
         client.pipe(upstream).pipe(client);
       });
       server.once('error', reject);
@@ -37,6 +40,11 @@ async function startRelay() {
       });
     },
     restore: () => listen(port),
+    sent(reset = false) {
+      const sent = fromClients;
+      if (reset) fromClients = '';
+      return sent;
+    },
     close() {
       for (const socket of sockets) socket.destroy();
       server?.close();
@@ -91,4 +99,60 @@ test('the wait between connection attempts stays under a second however many hav
   expect(delays[0]).toBeLessThan(0.02);
   expect(Math.max(...delays)).toBeLessThanOrEqual(1);
   expect(Math.min(...delays.slice(10))).toBeGreaterThanOrEqual(0.5);
+});
+
+// postgres.js listens again on a new connection after losing one; through an outage each failed
+// attempt listened to every channel once more, while only one LISTEN was tried and failed per
+// attempt (patches/ item 8).
+test('regression: LISTENs piled up while the database was away, all sent once it was back', async () => {
+  const relay = await startRelay();
+  const sql = connect(relay.url, { schema: 'public', max: 1, log: silentLogger });
+  const channels = ['pile_a', 'pile_b', 'pile_c'];
+  let listened = 0;
+  try {
+    for (const channel of channels)
+      await sql.listen(
+        channel,
+        () => {},
+        () => listened++,
+      );
+    await relay.cut();
+    await sleep(3000);
+    relay.sent(true);
+    const before = listened;
+    await relay.restore();
+    await expect.poll(() => listened, { timeout: 10_000 }).toBe(before + channels.length);
+    await sleep(500);
+    const listens = relay.sent().match(/listen "pile_/g) ?? [];
+    expect(listens).toHaveLength(channels.length);
+  } finally {
+    await sql.end({ timeout: 1 });
+    relay.close();
+  }
+});
+
+test('regression: once a lost LISTEN connection was replaced, unlisten no longer stopped its channel', async () => {
+  const sql = connect(inject('databaseUrl'), { schema: 'public', max: 2, log: silentLogger });
+  const heard: string[] = [];
+  let listened = 0;
+  try {
+    const subscription = await sql.listen(
+      'relisten_check',
+      (payload) => heard.push(payload),
+      () => listened++,
+    );
+    // The LISTEN connection's backend ends (a restart, a failover): postgres.js listens again.
+    await sql`
+      select pg_terminate_backend(pid) from pg_stat_activity
+      where query = 'listen "relisten_check"' and pid <> pg_backend_pid()`;
+    await expect.poll(() => listened, { timeout: 10_000 }).toBe(2);
+    await sql.notify('relisten_check', 'still listened');
+    await expect.poll(() => heard).toEqual(['still listened']);
+    await subscription.unlisten();
+    await sql.notify('relisten_check', 'after unlisten');
+    await sleep(300);
+    expect(heard).toEqual(['still listened']);
+  } finally {
+    await sql.end({ timeout: 1 });
+  }
 });
