@@ -40,6 +40,16 @@ async function startRelay() {
       });
     },
     restore: () => listen(port),
+    /** Cut, then answer on the port without a word: connection attempts wait for their timeout. */
+    async silence() {
+      await this.cut();
+      await new Promise<void>((resolve) => {
+        server = createServer((client) => {
+          sockets.add(client);
+          client.on('error', () => {}).on('close', () => sockets.delete(client));
+        }).listen(port, '127.0.0.1', () => resolve());
+      });
+    },
     sent(reset = false) {
       const sent = fromClients;
       if (reset) fromClients = '';
@@ -154,5 +164,24 @@ test('regression: once a lost LISTEN connection was replaced, unlisten no longer
     expect(heard).toEqual(['still listened']);
   } finally {
     await sql.end({ timeout: 1 });
+  }
+});
+
+test("regression: unlisten waited for the database when it was away, behind the channel's own LISTEN", async () => {
+  // A database that stopped answering (its host gone): every connection attempt waits for its
+  // timeout. A server stopping then (SIGTERM to its container and PostgreSQL's at once) waited
+  // for two of them per channel, past the 10 s after which a container is killed.
+  const relay = await startRelay();
+  const sql = connect(relay.url, { schema: 'public', max: 1, log: silentLogger });
+  try {
+    const subscription = await sql.listen('silenced', () => {});
+    await relay.silence();
+    await sleep(200);
+    const started = Date.now();
+    await subscription.unlisten();
+    expect(Date.now() - started).toBeLessThan(1000);
+  } finally {
+    await sql.end({ timeout: 0 });
+    relay.close();
   }
 });
