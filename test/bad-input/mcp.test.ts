@@ -7,7 +7,7 @@ import {
   STRINGS,
   type HostileString,
 } from '../support/bad-input.js';
-import { connectMcp, type TestMcpClient } from '../support/mcp-client.js';
+import { connectMcp, initializeRequest, type TestMcpClient } from '../support/mcp-client.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 
 // The bad-input corpus thrown at the MCP tools on /mcp, through a real MCP client: every bad
@@ -762,18 +762,9 @@ describe('raw bytes on /mcp: a 4xx JSON-RPC error, no stack, the session goes on
   });
 
   test('two initializations in one batch: 400', async () => {
-    const initialize = (id: number) => ({
-      jsonrpc: '2.0',
-      id,
-      method: 'initialize',
-      params: {
-        protocolVersion: '2025-06-18',
-        capabilities: {},
-        clientInfo: { name: 'x', version: '1' },
-      },
-    });
     // In a session: without one, /mcp refuses anything but a single initialize before the SDK.
-    const answer = await postRaw(JSON.stringify([initialize(1), initialize(2)]));
+    const batch = [initializeRequest('x', 1), initializeRequest('x', 2)];
+    const answer = await postRaw(JSON.stringify(batch));
     expect(answer.status).toBe(400);
     expect(messageOf(answer.text).error.message).toMatch(/Only one initialization request/);
   });

@@ -7,6 +7,7 @@ import { loadServerConfig } from '../../src/config/server-config.js';
 import { readFixture } from '../github/deliver.js';
 import { postDeclaringLength } from '../support/bad-input.js';
 import { openEventStream } from '../support/event-stream.js';
+import { initializeRequest } from '../support/mcp-client.js';
 import { startTestServer, WEBHOOK_SECRET, type TestServer } from '../support/test-server.js';
 
 // Limits that hold under abuse (README, Reliability: limits): the bytes of webhook bodies held
@@ -379,16 +380,7 @@ describe('requests per second per principal', () => {
           },
           body: JSON.stringify(body),
         });
-      const initialized = await post({
-        jsonrpc: '2.0',
-        id: 0,
-        method: 'initialize',
-        params: {
-          protocolVersion: '2025-06-18',
-          capabilities: {},
-          clientInfo: { name: 'batcher', version: '1' },
-        },
-      });
+      const initialized = await post(initializeRequest('batcher', 0));
       expect(initialized.status).toBe(200);
       const session = initialized.headers.get('mcp-session-id')!;
       const create = (id: number) => ({

@@ -3,6 +3,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, expect, test } from 'vitest';
+import { initializeRequest } from '../support/mcp-client.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { launchBrowser, type TestBrowser, type WatchedPage } from '../web/support/browser.js';
 import { addHuman, signIn } from '../web/support/console.js';
@@ -243,16 +244,7 @@ test('revoking a sign-in on the agents page ends its live MCP session at once: i
   const init = await fetch(mcpUrl(), {
     method: 'POST',
     headers,
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'initialize',
-      params: {
-        protocolVersion: '2025-06-18',
-        capabilities: {},
-        clientInfo: { name: 'raw', version: '1' },
-      },
-    }),
+    body: JSON.stringify(initializeRequest('raw')),
   });
   expect(init.status).toBe(200);
   const session = init.headers.get('mcp-session-id')!;

@@ -15,6 +15,20 @@ export interface TestMcpClient {
   close(): Promise<void>;
 }
 
+/** A raw JSON-RPC `initialize` request, for tests that speak to /mcp without the SDK's client. */
+export function initializeRequest(client: string, id: number = 1) {
+  return {
+    jsonrpc: '2.0',
+    id,
+    method: 'initialize',
+    params: {
+      protocolVersion: '2025-06-18',
+      capabilities: {},
+      clientInfo: { name: client, version: '1' },
+    },
+  };
+}
+
 /** A real MCP client on the server's /mcp endpoint, authenticated with `token`. */
 export async function connectMcp(
   url: string,

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, expect, test } from 'vitest';
+import { initializeRequest } from '../support/mcp-client.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { launchBrowser, type TestBrowser } from './support/browser.js';
 import { addHuman, signIn, waitLive } from './support/console.js';
@@ -187,16 +188,7 @@ test('regression: a revoked agent’s event stream and MCP notification stream w
       'content-type': 'application/json',
       accept: 'application/json, text/event-stream',
     },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'initialize',
-      params: {
-        protocolVersion: '2025-06-18',
-        capabilities: {},
-        clientInfo: { name: 'ended-sessions', version: '1' },
-      },
-    }),
+    body: JSON.stringify(initializeRequest('ended-sessions')),
   });
   expect(initialize.status).toBe(200);
   const sessionId = initialize.headers.get('mcp-session-id')!;
