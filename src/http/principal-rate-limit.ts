@@ -72,7 +72,7 @@ export function limitBatchRate(
     if (body.length > limiter.burst) {
       return refuse(
         res,
-        `${name} sent a batch of ${body.length} messages, more than this server's limit per principal lets through at once (SWITCHBOARD_RATE_LIMIT, ${limiter.perSecond} requests per second): send at most ${limiter.burst} at a time`,
+        `${name} sent a batch of ${body.length} messages, more than this server's limit per principal lets through at once (SWITCHBOARD_RATE_LIMIT, ${limiter.perSecond} requests per second): send at most ${Math.floor(limiter.burst)} at a time`,
       );
     }
     const wait = limiter.take(name, body.length - 1);
