@@ -2,6 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { consoleSession, type ConsoleSession } from '../oauth/support/oauth-client.js';
 import { expectNothingLeaked } from '../support/bad-input.js';
+import { initializeRequest } from '../support/mcp-client.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 
 // The bad-input corpus on every OAuth endpoint: each refusal is the 4xx (or, past the redirect
@@ -121,16 +122,7 @@ async function mcpStatus(accessToken: string): Promise<number> {
       'content-type': 'application/json',
       accept: 'application/json, text/event-stream',
     },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'initialize',
-      params: {
-        protocolVersion: '2025-06-18',
-        capabilities: {},
-        clientInfo: { name: 'x', version: '1' },
-      },
-    }),
+    body: JSON.stringify(initializeRequest('x')),
   });
   await answer.text();
   return answer.status;

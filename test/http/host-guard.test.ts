@@ -1,5 +1,6 @@
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { initializeRequest } from '../support/mcp-client.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { signInByFetch } from '../web/support/push.js';
 
@@ -41,16 +42,7 @@ function send(
   });
 }
 
-const INITIALIZE = JSON.stringify({
-  jsonrpc: '2.0',
-  id: 1,
-  method: 'initialize',
-  params: {
-    protocolVersion: '2025-06-18',
-    capabilities: {},
-    clientInfo: { name: 'host-guard', version: '1' },
-  },
-});
+const INITIALIZE = JSON.stringify(initializeRequest('host-guard'));
 
 function initialize(server: TestServer, headers: Record<string, string>): Promise<Answer> {
   return send(`${server.url}/mcp`, {

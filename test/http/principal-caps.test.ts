@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { openEventStream, type EventStreamClient } from '../support/event-stream.js';
-import { connectMcp, type TestMcpClient } from '../support/mcp-client.js';
+import { connectMcp, initializeRequest, type TestMcpClient } from '../support/mcp-client.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 
 // What one principal may hold at once (README, Reliability: limits): live MCP sessions, and
@@ -32,16 +32,7 @@ async function initialize(token: string): Promise<Response> {
       'content-type': 'application/json',
       accept: 'application/json, text/event-stream',
     },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'initialize',
-      params: {
-        protocolVersion: '2025-06-18',
-        capabilities: {},
-        clientInfo: { name: 'caps', version: '1' },
-      },
-    }),
+    body: JSON.stringify(initializeRequest('caps')),
   });
 }
 
