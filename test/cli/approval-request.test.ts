@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createApiClient } from '../../src/client/api-client.js';
 import { openWakeStream } from '../../src/client/open-wake-stream.js';
 import { waitForVerdict } from '../../src/client/wait-for-verdict.js';
+import { startRoundRobinProxy } from '../support/start-round-robin-proxy.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { createCliHome, parseJson, runCli, startCli, type CliHome } from './support/run-cli.js';
 
@@ -187,6 +188,41 @@ describe.concurrent(
       );
       const [row] = await server.sql`select state from todos where id = ${kept.id}`;
       expect(row).toEqual({ state: 'pending' });
+    });
+
+    test('regression: Ctrl-C while the question was being asked killed the command and left the approval open', async () => {
+      // The question is held on its way to the server until the command has been interrupted.
+      let arrived!: () => void;
+      let release!: () => void;
+      const asking = new Promise<void>((resolve) => (arrived = resolve));
+      const released = new Promise<void>((resolve) => (release = resolve));
+      const proxy = await startRoundRobinProxy([Number(new URL(server.url).port)], {
+        hold: (req) => {
+          if (req.method !== 'POST' || !req.url?.endsWith('/approvals')) return;
+          arrived();
+          return released;
+        },
+      });
+      try {
+        const question = 'Interrupted while asking?';
+        const running = startCli(['approval', 'request', question, '--wait', '60'], {
+          ...agent,
+          SWITCHBOARD_URL: proxy.url,
+        });
+        await asking;
+        running.child.kill('SIGINT');
+        release();
+        const result = await running.done;
+        expect(result.code).toBe(130);
+        const [asked] = await server.sql`
+          select id, state, summary from todos where title = ${question}`;
+        expect(asked).toMatchObject({ state: 'canceled', summary: 'nobody is waiting any more' });
+        expect(result.stderr).toBe(
+          `stopped waiting for a verdict on #${asked!.id} (Ctrl-C) — canceled it (nobody is waiting any more; --keep leaves it open)\n`,
+        );
+      } finally {
+        await proxy.close();
+      }
     });
 
     test('--keep leaves it open until it expires, to be decided and read later', async () => {

@@ -1,4 +1,11 @@
-import { Agent, createServer, request, type IncomingHttpHeaders } from 'node:http';
+import {
+  Agent,
+  createServer,
+  request,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type ServerResponse,
+} from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 export interface RoundRobinProxy {
@@ -28,11 +35,19 @@ const endToEnd = (headers: IncomingHttpHeaders) =>
  * replica that is down answers its share 502, as a balancer that has not noticed yet would, and
  * one that dies mid-answer has its answer cut off.
  */
-export async function startRoundRobinProxy(ports: number[]): Promise<RoundRobinProxy> {
+export async function startRoundRobinProxy(
+  ports: number[],
+  {
+    hold,
+  }: {
+    /** Called with each request before it is sent on; it waits for what this returns. */
+    hold?: (req: IncomingMessage) => Promise<void> | void;
+  } = {},
+): Promise<RoundRobinProxy> {
   const agent = new Agent({ keepAlive: true });
   let next = 0;
   let refused = 0;
-  const server = createServer((req, res) => {
+  const forward = (req: IncomingMessage, res: ServerResponse) => {
     const port = ports[next++ % ports.length]!;
     const upstream = request(
       {
@@ -65,6 +80,10 @@ export async function startRoundRobinProxy(ports: number[]): Promise<RoundRobinP
     res.once('close', () => {
       if (!res.writableFinished) upstream.destroy();
     });
+  };
+  const server = createServer((req, res) => {
+    if (!hold) return forward(req, res);
+    void Promise.resolve(hold(req)).then(() => forward(req, res));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;

@@ -80,6 +80,16 @@ With no verdict in time, or the wait stopped, the approval is canceled ("nobody 
     // that came before the stream did.
     const wakes =
       flags.wait === undefined ? undefined : openWakeStream(await this.credentials(), 'approvals');
+    // With --wait, Ctrl-C (or SIGTERM) ends the wait as its deadline would, withdrawal included,
+    // from before the question is asked: one that comes while it is asked withdraws it once it
+    // is. A second signal ends the command at once.
+    const stop = new AbortController();
+    let stoppedBy: NodeJS.Signals | undefined;
+    const onSignal = (signal: NodeJS.Signals) => {
+      stoppedBy = signal;
+      stop.abort();
+    };
+    if (wakes) process.once('SIGINT', onSignal).once('SIGTERM', onSignal);
     try {
       const { todo: asked } = await client.requestApproval({
         question: args.question,
@@ -92,27 +102,15 @@ With no verdict in time, or the wait stopped, the approval is canceled ("nobody 
         return { todo: asked };
       }
       this.log(`asked #${asked.id} — waiting for ${asked.assignee} to decide`);
-      // Ctrl-C (or SIGTERM) ends the wait as its deadline would, withdrawal included; a second
-      // signal ends the command at once.
-      const stop = new AbortController();
-      let stoppedBy: NodeJS.Signals | undefined;
-      const onSignal = (signal: NodeJS.Signals) => {
-        stoppedBy = signal;
-        stop.abort();
-      };
-      process.once('SIGINT', onSignal).once('SIGTERM', onSignal);
-      let ended: Awaited<ReturnType<typeof withdraw>>;
-      try {
-        const deadline = Date.now() + flags.wait! * 1000;
-        const waited = await waitForVerdict(client, wakes, asked.id, deadline, stop.signal);
-        // Nobody is to decide a question no one waits for, unless --keep.
-        ended =
-          waited.outcome === 'waiting' && !flags.keep
-            ? await withdraw(client, wakes, waited.todo)
-            : waited;
-      } finally {
-        process.off('SIGINT', onSignal).off('SIGTERM', onSignal);
-      }
+      const deadline = Date.now() + flags.wait! * 1000;
+      const waited = await waitForVerdict(client, wakes, asked.id, deadline, stop.signal);
+      // Nobody is to decide a question no one waits for, unless --keep.
+      const ended =
+        waited.outcome === 'waiting' && !flags.keep
+          ? await withdraw(client, wakes, waited.todo)
+          : waited;
+      // The wait is over: a signal from here on ends the command at once.
+      process.off('SIGINT', onSignal).off('SIGTERM', onSignal);
       const { outcome, todo } = ended;
       if (outcome === 'decided' && todo.verdict === 'allow') {
         this.log(formatTodoLine(todo));
@@ -122,6 +120,7 @@ With no verdict in time, or the wait stopped, the approval is canceled ("nobody 
       if (this.jsonEnabled()) this.logJson({ todo });
       throw refusal(outcome, todo, flags.wait!, stoppedBy);
     } finally {
+      process.off('SIGINT', onSignal).off('SIGTERM', onSignal);
       wakes?.close();
     }
   }
