@@ -21,7 +21,7 @@ import type { Benchmark, SummaryRow } from './support/benchmark.js';
 import { countFromEnv } from './support/count-from-env.js';
 import { formatCount, targetCell } from './support/format-summary-table.js';
 import { describeLoad, machineLoad } from './support/machine-load.js';
-import { distribution, type Distribution } from './support/percentile.js';
+import { distribution, median, type Distribution } from './support/percentile.js';
 import { runIfMain } from './support/run-if-main.js';
 import { spawnBareProcess } from './support/spawn-bare-process.js';
 import { spawnServerProcess, type ServerProcess } from './support/spawn-server-process.js';
@@ -494,12 +494,6 @@ export const agentPathsBenchmark: Benchmark = {
     return { summary: agentPathsSummaryRows(result), details: formatAgentPathsTable(result) };
   },
 };
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
-}
 
 function progress(message: string): void {
   process.stderr.write(`agents: ${message}\n`);

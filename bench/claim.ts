@@ -29,6 +29,7 @@ import { silentLogger } from '../src/logger.js';
 import type { Benchmark, SummaryRow } from './support/benchmark.js';
 import { countFromEnv } from './support/count-from-env.js';
 import { formatCount, targetCell } from './support/format-summary-table.js';
+import { median } from './support/percentile.js';
 import { runIfMain } from './support/run-if-main.js';
 
 const WORKERS = 8;
@@ -461,12 +462,6 @@ async function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Pr
   } finally {
     controller.abort();
   }
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
 }
 
 function progress(message: string): void {

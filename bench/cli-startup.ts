@@ -15,6 +15,7 @@ import { readCredentialsFile } from '../src/config/credentials-file.js';
 import type { Benchmark, SummaryRow } from './support/benchmark.js';
 import { countFromEnv } from './support/count-from-env.js';
 import { targetCell } from './support/format-summary-table.js';
+import { median } from './support/percentile.js';
 import { runIfMain } from './support/run-if-main.js';
 import { startBenchServer } from './support/start-bench-server.js';
 
@@ -167,12 +168,6 @@ function cliEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
     ),
   );
   return { ...env, ...extra };
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
 }
 
 runIfMain(import.meta.url, cliStartupBenchmark);
