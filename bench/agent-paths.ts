@@ -19,6 +19,7 @@ import { graphileSystem } from './claim.js';
 import { createBareJobs, seedBareJobs } from './support/bare-mcp-server.js';
 import type { Benchmark, SummaryRow } from './support/benchmark.js';
 import { countFromEnv } from './support/count-from-env.js';
+import { cpuCells, cpuPerUnit, startCpuSplit, type CpuSplit } from './support/cpu-split.js';
 import { formatCount, targetCell } from './support/format-summary-table.js';
 import { describeLoad, machineLoad } from './support/machine-load.js';
 import { distribution, median, type Distribution } from './support/percentile.js';
@@ -46,6 +47,8 @@ export interface ThroughputRow {
   /** Todos per second of each round, in the order they ran. */
   rounds: number[];
   median: number;
+  /** CPU time per todo, median of the rounds (null off Linux). */
+  cpu: CpuSplit | null;
 }
 
 export interface LatencyRow {
@@ -98,9 +101,18 @@ export async function runAgentPathsBenchmark(
       await graphileSystem.measure(url, `${schema}_graphile_warmup`, warmup);
 
       const rates = new Map<PathKey, number[]>(THROUGHPUT_KEYS.map((key) => [key, []]));
+      const cpu = new Map<PathKey, CpuSplit[]>(THROUGHPUT_KEYS.map((key) => [key, []]));
+      const serverPid: Record<PathKey, number | null> = {
+        mcp: server.pid,
+        api: server.pid,
+        bare_mcp: bareServer.pid,
+        // The workers run in this process: their CPU is the clients'.
+        graphile: null,
+      };
       for (let round = 1; round <= ROUNDS; round++) {
         for (const key of THROUGHPUT_KEYS) {
           let ms: number;
+          const cpuSince = startCpuSplit(serverPid[key]);
           if (key === 'graphile') {
             ms = (await graphileSystem.measure(url, `${schema}_graphile_${round}`, todos)).ms;
           } else if (key === 'bare_mcp') {
@@ -119,6 +131,7 @@ export async function runAgentPathsBenchmark(
             await checkDone(sql, queue, todos);
           }
           const rate = todos / (ms / 1000);
+          if (cpuSince) cpu.get(key)!.push(cpuSince());
           rates.get(key)!.push(rate);
           progress(`round ${round}/${ROUNDS} ${key}: ${Math.round(rate)} todos/s`);
         }
@@ -133,6 +146,7 @@ export async function runAgentPathsBenchmark(
           label: THROUGHPUT_LABELS[key],
           rounds: rates.get(key)!,
           median: median(rates.get(key)!),
+          cpu: cpuPerUnit(cpu.get(key)!, todos),
         })),
         latency,
       };
@@ -425,6 +439,12 @@ export function formatAgentPathsTable(result: AgentPathsResult): string {
           .map((rate) => Math.round(rate))
           .join(' / ')} |`,
     ),
+    '',
+    'CPU time per todo (ms; median of the rounds, from /proc): the server process, this process (the clients, and graphile-worker itself), PostgreSQL, the whole machine',
+    '',
+    '| path | server | clients | PostgreSQL | machine |',
+    '| --- | ---: | ---: | ---: | ---: |',
+    ...result.throughput.map((row) => `| ${row.label} | ${cpuCells(row.cpu)} |`),
     '',
     `one request at a time, ${result.requests} each, kept-alive connection (ms)`,
     '',

@@ -13,6 +13,7 @@ import { connect } from '../src/db/open-database.js';
 import { silentLogger } from '../src/logger.js';
 import type { Benchmark, SummaryRow } from './support/benchmark.js';
 import { countFromEnv } from './support/count-from-env.js';
+import { cpuCells, cpuPerUnit, startCpuSplit, type CpuSplit } from './support/cpu-split.js';
 import { formatCount, targetCell } from './support/format-summary-table.js';
 import { percentile } from './support/percentile.js';
 import { createBareIntakeTables } from './support/bare-probot-app.js';
@@ -49,6 +50,8 @@ export interface IngestResultRow {
   median: number;
   p50: number;
   p99: number;
+  /** CPU time per delivery, median of the rounds (null off Linux). */
+  cpu: CpuSplit | null;
 }
 
 export interface IngestResult {
@@ -60,8 +63,6 @@ export interface IngestResult {
   load: [number, number];
   /** Median ingestion rate ÷ median insert rate. */
   ratio: number;
-  /** The server process's CPU time per delivery over the timed rounds, in ms (user + system). */
-  serverCpuMs: number;
 }
 
 /**
@@ -106,20 +107,22 @@ export async function runIngestBenchmark(
       insert: [],
       transaction: [],
     };
-    let serverCpuUs = 0;
+    const cpu: Record<SystemKey, CpuSplit[]> = {
+      ingest: [],
+      probot: [],
+      insert: [],
+      transaction: [],
+    };
     for (let round = 1; round <= ROUNDS; round++) {
-      for (const [key, work] of [
-        ['ingest', send],
-        ['probot', sendToProbot],
-        ['insert', insert],
-        ['transaction', transaction],
+      for (const [key, work, serverPid] of [
+        ['ingest', send, server.pid],
+        ['probot', sendToProbot, probot.pid],
+        ['insert', insert, null],
+        ['transaction', transaction, null],
       ] as const) {
-        const before = key === 'ingest' ? (await server.gc()).cpu : undefined;
+        const cpuSince = startCpuSplit(serverPid);
         const measured = await runSenders(deliveries, work);
-        if (before) {
-          const after = (await server.gc()).cpu;
-          serverCpuUs += after.user - before.user + after.system - before.system;
-        }
+        if (cpuSince) cpu[key].push(cpuSince());
         rounds[key].push(measured);
         progress(
           `round ${round}/${ROUNDS} ${key}: ${Math.round(deliveries / (measured.ms / 1000))}/s`,
@@ -144,7 +147,7 @@ export async function runIngestBenchmark(
       if (value !== total) throw new Error(`probot: expected ${name} = ${total}, got ${value}`);
     }
 
-    const rows = SYSTEMS.map((key) => summarise(key, rounds[key], deliveries));
+    const rows = SYSTEMS.map((key) => summarise(key, rounds[key], deliveries, cpu[key]));
     return {
       deliveries,
       senders: SENDERS,
@@ -152,7 +155,6 @@ export async function runIngestBenchmark(
       rows,
       load: [loadAtStart, machineLoad()],
       ratio: rows[0]!.median / rows[2]!.median,
-      serverCpuMs: serverCpuUs / 1000 / (ROUNDS * deliveries),
     };
   } finally {
     await probot.close();
@@ -184,7 +186,12 @@ export function formatIngestTable(result: IngestResult): string {
     '',
     `signed deliveries ÷ bare Probot app: ${(ingest!.median / probot!.median).toFixed(2)}`,
     '',
-    `the server process's CPU time per delivery: ${result.serverCpuMs.toFixed(2)} ms`,
+    'CPU time per delivery (ms; median of the rounds, from /proc): the server process, this process (the senders), PostgreSQL, the whole machine',
+    '',
+    '| what | server | senders | PostgreSQL | machine |',
+    '| --- | ---: | ---: | ---: | ---: |',
+    ...result.rows.map((row) => `| ${row.system} | ${cpuCells(row.cpu)} |`),
+    '',
     describeLoad(...result.load),
     '',
     `rounds (per second): ${result.rows
@@ -360,7 +367,12 @@ const SYSTEM_LABELS: Record<SystemKey, string> = {
   transaction: 'one transaction of five statements',
 };
 
-function summarise(key: SystemKey, rounds: Round[], count: number): IngestResultRow {
+function summarise(
+  key: SystemKey,
+  rounds: Round[],
+  count: number,
+  cpu: CpuSplit[],
+): IngestResultRow {
   const rates = rounds.map((round) => count / (round.ms / 1000));
   const latencies = rounds.flatMap((round) => round.latencies).sort((a, b) => a - b);
   return {
@@ -373,6 +385,7 @@ function summarise(key: SystemKey, rounds: Round[], count: number): IngestResult
     ),
     p50: percentile(latencies, 0.5),
     p99: percentile(latencies, 0.99),
+    cpu: cpuPerUnit(cpu, count),
   };
 }
 

@@ -22,6 +22,7 @@ import {
   runSessionMemoryBenchmark,
   sessionMemorySummaryRows,
 } from '../bench/session-memory.js';
+import { cpuCells, cpuPerUnit, startCpuSplit } from '../bench/support/cpu-split.js';
 import { formatSummaryTable } from '../bench/support/format-summary-table.js';
 import {
   floodSummaryRows,
@@ -33,6 +34,36 @@ import {
   runWakeLatencyBenchmark,
   wakeLatencySummaryRows,
 } from '../bench/wake-latency.js';
+
+test("the CPU split reads a process's time from /proc, and takes the median per unit", () => {
+  const since = startCpuSplit(process.pid)!;
+  // Busy for 200 ms of CPU: this process is both the "server" and the "clients" here.
+  const started = process.cpuUsage();
+  for (let spent = 0; spent < 200_000;) {
+    const used = process.cpuUsage(started);
+    spent = used.user + used.system;
+  }
+  const split = since();
+  expect(split.clients).toBeGreaterThanOrEqual(200);
+  // /proc counts in 10 ms ticks.
+  expect(split.server).toBeGreaterThanOrEqual(180);
+  expect(Math.abs(split.server! - split.clients)).toBeLessThanOrEqual(30);
+  expect(split.machine).toBeGreaterThanOrEqual(split.server! - 20);
+  expect(startCpuSplit(null)!().server).toBeNull();
+
+  const rounds = [
+    { server: 30, clients: 10, postgres: 20, machine: 60 },
+    { server: 90, clients: 40, postgres: 50, machine: 180 },
+    { server: 60, clients: 20, postgres: 30, machine: 110 },
+  ];
+  expect(cpuPerUnit(rounds, 10)).toEqual({ server: 6, clients: 2, postgres: 3, machine: 11 });
+  // A part missing from any round (a database on another machine) is missing from the median.
+  expect(cpuPerUnit([...rounds, { ...rounds[0]!, postgres: null }], 10)!.postgres).toBeNull();
+  expect(cpuCells(cpuPerUnit([{ ...rounds[0]!, server: null }], 3))).toBe(
+    '— | 3.33 | 6.67 | 20.00',
+  );
+  expect(cpuPerUnit([], 10)).toBeNull();
+});
 
 // The benchmarks are measured by `npm run bench`, not here; this only keeps them working (a
 // small run still checks that every todo was claimed and completed exactly once).
@@ -89,6 +120,10 @@ test('the ingestion benchmark runs end to end', { timeout: 120_000 }, async () =
     }),
   ]);
   expect(formatIngestTable(result)).toContain('one transaction of 5 statements');
+  // Where each system's CPU went: the server's own process for the two that have one.
+  expect(result.rows.map((row) => row.cpu?.server === null)).toEqual([false, false, true, true]);
+  for (const row of result.rows) expect(row.cpu!.clients).toBeGreaterThan(0);
+  expect(formatIngestTable(result)).toContain('| what | server | senders | PostgreSQL | machine |');
 });
 
 test('the wake latency benchmark runs end to end', { timeout: 120_000 }, async () => {
@@ -220,6 +255,16 @@ test('the agent paths benchmark runs end to end', { timeout: 180_000 }, async ()
   ]);
   for (const row of result.latency) expect(row.ms.p99).toBeGreaterThanOrEqual(row.ms.p50);
   expect(formatAgentPathsTable(result)).toContain('| 8 MCP clients over Streamable HTTP');
+  // graphile-worker's workers run in the benchmark's process: it has no server of its own.
+  expect(result.throughput.map((row) => row.cpu?.server === null)).toEqual([
+    false,
+    false,
+    false,
+    true,
+  ]);
+  expect(formatAgentPathsTable(result)).toContain(
+    '| path | server | clients | PostgreSQL | machine |',
+  );
   const summary = agentPathsSummaryRows(result);
   expect(summary[0]!.baseline).toContain('bare MCP server');
   expect(summary[0]!.target).toMatch(/^≥ 0\.8×: (met|\*\*missed\*\*)$/);

@@ -21,7 +21,7 @@ export async function spawnBareProcess(
   databaseUrl: string,
   schema: string,
   secret = '',
-): Promise<BareServer> {
+): Promise<BareServer & { pid: number }> {
   const child = spawn(process.execPath, [...cpuProfileArgs(), await bundleEntry(ENTRY)], {
     cwd: PACKAGE_ROOT,
     env: {
@@ -57,6 +57,7 @@ export async function spawnBareProcess(
   }
   return {
     url,
+    pid: child.pid!,
     async close() {
       child.kill('SIGTERM');
       const timer = new AbortController();
