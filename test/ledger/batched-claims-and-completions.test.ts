@@ -1,3 +1,4 @@
+import type postgres from 'postgres';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import {
   claimNextTodo,
@@ -180,4 +181,47 @@ test('inside a caller transaction, nothing is batched: a rollback undoes the cla
     }),
   ).rejects.toThrow('changed my mind');
   expect(await claimNextTodo(db.sql, cast.bot, queue)).not.toBeNull();
+});
+
+test('regression: with statistics from before todos went in flight, a completion read every one of them', async () => {
+  // Statistics taken while nothing was in flight, then 5,000 todos claimed (a fleet at work) with
+  // no ANALYZE since: PostgreSQL thinks a running lease is rare.
+  const queue = await seed(1);
+  await db.sql`alter table todos set (autovacuum_enabled = false)`;
+  await db.sql`analyze todos`;
+  await db.sql`
+    insert into todos (queue, kind, title, state, source, attributed_to, claimed_by, lease_token,
+                       available_at, attempt)
+    select 'ci', 'manual', 'busy ' || g, 'claimed', 'cli', ${cast.bob.name}, ${cast.bot.name},
+           gen_random_uuid(), now() + interval '1 hour', 1
+    from generate_series(1, 5000) g`;
+  try {
+    const todo = (await claimNextTodo(db.sql, cast.bot, queue))!;
+    // Index entries read from the todos' indexes, by index, by this connection so far.
+    const entriesRead = async (tx: postgres.TransactionSql) =>
+      Object.fromEntries(
+        (
+          await tx<{ index: string; entries: number }[]>`
+            select indexrelname as index, pg_stat_get_xact_tuples_returned(indexrelid)::int as entries
+            from pg_stat_user_indexes where relid = 'todos'::regclass`
+        ).map((row) => [row.index, row.entries]),
+      );
+    const read = await db.sql.begin(async (tx) => {
+      const before = await entriesRead(tx);
+      const done = await completeTodo(tx, cast.bot, todo.id, todo.lease_token, { summary: 'ok' });
+      expect(done.state).toBe('done');
+      const after = await entriesRead(tx);
+      return Object.fromEntries(
+        Object.entries(after).map(([index, n]) => [index, n - before[index]!]),
+      );
+    });
+    // The completion found its todo by its id, not among the 5,000 running leases.
+    expect(read.todos_claimable_idx).toBe(0);
+    expect(read.todos_pkey).toBeLessThan(10);
+  } finally {
+    await db.sql`
+      update todos set state = 'canceled', available_at = null, lease_token = null
+      where title like 'busy %'`;
+    await db.sql`alter table todos reset (autovacuum_enabled)`;
+  }
 });
