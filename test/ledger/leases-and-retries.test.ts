@@ -203,3 +203,25 @@ test('the sweeper returns ended leases, revives due retries, buries last attempt
     approvals_expired: 0,
   });
 });
+
+test('regression: every sweep read the whole todos table, however few were in flight', async () => {
+  // 5,000 todos waiting, none of them the sweeper's business.
+  await db.sql`
+    insert into todos (queue, kind, title, state, source, attributed_to, available_at)
+    select 'archive', 'manual', 'waiting ' || g, 'pending', 'cli', ${cast.bob.name},
+           now() - interval '1 day'
+    from generate_series(1, 5000) g`;
+  await db.sql`analyze todos`;
+  const read = await db.sql.begin(async (tx) => {
+    // Rows read from the todos table by sequential scans in this transaction.
+    const scanned = async () =>
+      (
+        await tx<[{ rows: number }]>`
+          select pg_stat_get_xact_tuples_returned('todos'::regclass)::int as rows`
+      )[0].rows;
+    const before = await scanned();
+    await sweepTodos(tx);
+    return (await scanned()) - before;
+  });
+  expect(read).toBe(0);
+});
