@@ -3,7 +3,8 @@
 // the ledger's own shape into a scratch schema in a few statements (generate_series, triggers and
 // foreign-key checks off for the load, as a restore would). Then the paths that must not slow
 // down are timed on both, interleaved, one at a time: claim + complete, a list page, a todo with
-// its history, and a signed delivery POSTed to a real server on each schema. Every figure is the
+// its history, a signed delivery POSTed to a real server on each schema, and the sweeper's pass
+// that every process runs every few seconds. Every figure is the
 // big ledger's p50 ÷ the small one's, measured in the same run.
 //
 //   npm run bench:growth           (BENCH_GROWTH_TODOS=1000000, BENCH_GROWTH_LARGE=1 for 10⁷,
@@ -25,6 +26,7 @@ import {
   createHuman,
   getTodoWithHistory,
   listTodos,
+  sweepTodos,
   systemActor,
   type Actor,
 } from '../src/ledger/index.js';
@@ -56,13 +58,14 @@ const FIXTURE = new URL(
   import.meta.url,
 );
 
-type OpKey = 'claim' | 'list' | 'get' | 'delivery';
-const OPS: OpKey[] = ['claim', 'list', 'get', 'delivery'];
+type OpKey = 'claim' | 'list' | 'get' | 'delivery' | 'sweep';
+const OPS: OpKey[] = ['claim', 'list', 'get', 'delivery', 'sweep'];
 const OP_LABELS: Record<OpKey, string> = {
   claim: '`claim_next` + `complete` (ledger calls)',
   list: 'a page of 50 open todos (`listTodos`)',
   get: 'a todo with its history (`getTodoWithHistory`, random id)',
   delivery: 'a signed GitHub delivery POSTed → 200 (committed, todo made)',
+  sweep: "the sweeper's pass (`sweepTodos`: ended leases, due retries, expired approvals)",
 };
 
 interface Ledger {
@@ -133,6 +136,10 @@ export async function runGrowthBenchmark(
       },
       async delivery(ledger) {
         await senders.get(ledger)!();
+      },
+      // Every process runs it every 5 s: it must cost what is in flight, not what was ever done.
+      async sweep(ledger) {
+        await sweepTodos(ledger.sql);
       },
     };
     const samples = new Map<string, number[]>();
