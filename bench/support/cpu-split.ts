@@ -77,10 +77,11 @@ interface Reading {
 function read(serverPid: number | null): Reading {
   const serverStat = serverPid === null ? null : readStat(serverPid);
   const self = process.cpuUsage();
+  const postgres = postgresTicks();
   return {
     server: serverStat === null ? null : processTicks(serverStat, false) * TICK_MS,
     clients: (self.user + self.system) / 1000,
-    postgres: ((ticks) => (ticks === null ? null : ticks * TICK_MS))(postgresTicks()),
+    postgres: postgres === null ? null : postgres * TICK_MS,
     machine: machineTicks() * TICK_MS,
   };
 }
