@@ -15,7 +15,7 @@ import type { Benchmark, SummaryRow } from './support/benchmark.js';
 import { countFromEnv } from './support/count-from-env.js';
 import { cpuCells, cpuPerUnit, startCpuSplit, type CpuSplit } from './support/cpu-split.js';
 import { formatCount, targetCell } from './support/format-summary-table.js';
-import { percentile } from './support/percentile.js';
+import { median, percentile } from './support/percentile.js';
 import { createBareIntakeTables } from './support/bare-probot-app.js';
 import { describeLoad, machineLoad } from './support/machine-load.js';
 import { runIfMain } from './support/run-if-main.js';
@@ -379,10 +379,7 @@ function summarise(
     key,
     system: SYSTEM_LABELS[key],
     rounds: rates,
-    median: percentile(
-      [...rates].sort((a, b) => a - b),
-      0.5,
-    ),
+    median: median(rates),
     p50: percentile(latencies, 0.5),
     p99: percentile(latencies, 0.99),
     cpu: cpuPerUnit(cpu, count),

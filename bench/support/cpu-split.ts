@@ -67,14 +67,8 @@ function machineTicks(): number {
   return user! + nice! + system! + irq! + softirq! + (steal ?? 0);
 }
 
-interface Reading {
-  server: number | null;
-  clients: number;
-  postgres: number | null;
-  machine: number;
-}
-
-function read(serverPid: number | null): Reading {
+/** Every part's time since it started (the process's, or since boot for the machine). */
+function read(serverPid: number | null): CpuSplit {
   const serverStat = serverPid === null ? null : readStat(serverPid);
   const self = process.cpuUsage();
   const postgres = postgresTicks();
