@@ -81,7 +81,7 @@ export async function takeRing(sql: postgres.Sql, request: RingRequest): Promise
   const [row] = await sql<
     (RingedTodo & PickedRow & { assignee: string | null; rings: number | null; limited: boolean })[]
   >`
-    with todo as (${claimableTodo(sql, todoId)}), prior as (
+    with todo as (${claimableTodo(sql, todoId)} and ${ringersTurn(sql, request)}), prior as (
       select last_session from todo_rings where todo_id = ${todoId}
     ), ${ladder(sql, { sessionTtlMs, waitForBusy: false })},
     taken as (
@@ -148,6 +148,28 @@ function claimableTodo(sql: Db, todoId: number) {
            exists (select from queue_limits l where l.queue = t.queue) as limited
     from todos t
     where t.id = ${todoId} and t.state = 'pending' and t.available_at <= now() and t.kind <> 'approval'`;
+}
+
+/**
+ * Whether this statement is the one to ring, a condition on its `todo`. Every process hears every
+ * wake (and every process's ringer finds a due re-ring), and a statement that goes on to pick
+ * locks the session it would ring until it learns, at the ring's upsert, that another process
+ * took the ring: meanwhile the one that rings passes that session over for another, and the
+ * round-robin is lost. So a statement goes on only if the ring was not taken as of its start, and
+ * only while it holds the wake's transaction lock: of the statements running at once, one goes
+ * on, and the others stop before they pick. A retry is one process's own.
+ */
+function ringersTurn(sql: Db, { todoId, reason }: Pick<RingRequest, 'todoId' | 'reason'>) {
+  if (reason === 'retry') return sql`true`;
+  const wake = typeof reason === 'object' ? reason.wake : null;
+  return sql`
+    not exists (
+      select from todo_rings r where r.todo_id = ${todoId}
+        and ${wake === null ? sql`r.next_ring_at > now()` : sql`r.wake_id = ${wake}`}
+    )
+    and pg_try_advisory_xact_lock(
+      hashtextextended(current_schema() || '.ring.' || ${todoId} || '.' || ${wake ?? 'due'}, 0)
+    )`;
 }
 
 /**
