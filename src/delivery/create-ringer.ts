@@ -155,11 +155,11 @@ export function createRinger({
   return {
     ring: ringNow,
     async scan() {
+      // Rings of todos that were claimed (or finished) are done with.
+      await forgetFinishedRings(sql);
       const due = await sql<{ todo_id: number }[]>`
         select todo_id from todo_rings where next_ring_at <= now() order by next_ring_at limit 100`;
       for (const { todo_id } of due) await ringNow(todo_id, 'due');
-      // Rings of todos that were claimed (or finished) are done with.
-      await forgetFinishedRings(sql);
     },
     async catchUp() {
       const missed = await sql<{ id: number }[]>`
