@@ -8,7 +8,8 @@
 // big ledger's p50 ÷ the small one's, measured in the same run.
 //
 //   npm run bench:growth           (BENCH_GROWTH_TODOS=1000000, BENCH_GROWTH_LARGE=1 for 10⁷,
-//                                   BENCH_GROWTH_OPS=300, BENCH_DATABASE_URL=… optional)
+//                                   BENCH_GROWTH_OPS=300, BENCH_DATABASE_URL=… optional;
+//                                   BENCH_GROWTH_STATISTICS=empty: the statistics of empty tables)
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -90,12 +91,20 @@ export interface GrowthResult {
   rows: Record<string, number>;
   /** The big ledger's tables and indexes on disk. */
   bytes: number;
+  statistics: Statistics;
   paths: { key: OpKey; label: string; small: Distribution; large: Distribution; ratio: number }[];
 }
 
+/**
+ * The ledgers' statistics: `fresh` from an ANALYZE after the load; `empty` from one before it
+ * (autovacuum off), so the planner knows each table's size but nothing of what is in it — a
+ * deployment whose ledger grew faster than autovacuum analysed it.
+ */
+export type Statistics = 'fresh' | 'empty';
+
 export async function runGrowthBenchmark(
   url: string,
-  options: { large?: number; ops?: number } = {},
+  options: { large?: number; ops?: number; statistics?: Statistics } = {},
 ): Promise<GrowthResult> {
   const large =
     options.large ??
@@ -103,12 +112,14 @@ export async function runGrowthBenchmark(
       ? HUGE
       : countFromEnv('BENCH_GROWTH_TODOS', DEFAULT_LARGE));
   const ops = options.ops ?? countFromEnv('BENCH_GROWTH_OPS', DEFAULT_OPS);
+  const statistics =
+    options.statistics ?? (process.env.BENCH_GROWTH_STATISTICS === 'empty' ? 'empty' : 'fresh');
   const runId = randomBytes(3).toString('hex');
   const loadAtStart = machineLoad();
   const ledgers: Ledger[] = [];
   try {
     for (const todos of [SMALL, large]) {
-      ledgers.push(await buildLedger(url, `bench_growth_${runId}_${todos}`, todos));
+      ledgers.push(await buildLedger(url, `bench_growth_${runId}_${todos}`, todos, statistics));
     }
     const [small, big] = ledgers as [Ledger, Ledger];
     const payload = await readFile(FIXTURE, 'utf8');
@@ -166,6 +177,7 @@ export async function runGrowthBenchmark(
       loadSeconds: [small.loadSeconds, big.loadSeconds],
       rows: big.rows,
       bytes: big.bytes,
+      statistics,
       paths: OPS.map((key) => {
         const s = distribution(samples.get(`${key}:${SMALL}`)!);
         const l = distribution(samples.get(`${key}:${large}`)!);
@@ -189,10 +201,22 @@ export async function runGrowthBenchmark(
  * its 👀 write-back, sent), and as many deliveries again that made nothing (no rule matched).
  * Then a server on it.
  */
-async function buildLedger(url: string, schema: string, todos: number): Promise<Ledger> {
+async function buildLedger(
+  url: string,
+  schema: string,
+  todos: number,
+  statistics: Statistics,
+): Promise<Ledger> {
   const sql = connect(url, { schema, max: 4, log: silentLogger });
   const started = performance.now();
   await migrate(sql, schema);
+  const tables = ['todos', 'todo_events', 'deliveries', 'outbox', 'todo_rings'];
+  if (statistics === 'empty') {
+    for (const table of tables) {
+      await sql`alter table ${sql(table)} set (autovacuum_enabled = off)`;
+      await sql`analyze ${sql(table)}`;
+    }
+  }
   const owner = await createHuman(sql, systemActor('bench'), {
     name: 'bench-owner',
     is_admin: true,
@@ -279,17 +303,18 @@ async function buildLedger(url: string, schema: string, todos: number): Promise<
       from generate_series(${done + 1}::int, ${todos}::int) g`;
     for (const { definition } of indexes) await tx.unsafe(definition);
   });
-  await sql`vacuum analyze todos, todo_events, deliveries, outbox, todo_rings`;
+  if (statistics === 'fresh')
+    await sql`vacuum analyze todos, todo_events, deliveries, outbox, todo_rings`;
+  const loadSeconds = (performance.now() - started) / 1000;
   const rows: Record<string, number> = {};
   let bytes = 0;
-  for (const table of ['todos', 'todo_events', 'deliveries', 'outbox', 'todo_rings']) {
+  for (const table of tables) {
     const [{ n, size }] = await sql<[{ n: number; size: string }]>`
-      select reltuples::bigint::int as n, pg_total_relation_size(oid)::text as size from pg_class
-      where oid = ${`${schema}.${table}`}::regclass`;
+      select (select count(*) from ${sql(table)})::int as n,
+             pg_total_relation_size(${`${schema}.${table}`}::regclass)::text as size`;
     rows[table] = n;
     bytes += Number(size);
   }
-  const loadSeconds = (performance.now() - started) / 1000;
   progress(`${schema}: ${loadSeconds.toFixed(0)} s (${JSON.stringify(rows)})`);
   const dir = await mkdtemp(join(tmpdir(), 'switchboard-bench-growth-'));
   const server = await startBenchServer({ url, schema, dir, webhookSecret: SECRET });
@@ -343,7 +368,10 @@ export function formatGrowthTable(result: GrowthResult): string {
   return [
     `${formatCount(small)} todos beside ${formatCount(large)} (30 days of history; loaded in ` +
       `${result.loadSeconds[0].toFixed(0)} s and ${result.loadSeconds[1].toFixed(0)} s); ` +
-      `${result.ops} of each, one at a time, sizes interleaved`,
+      `${result.ops} of each, one at a time, sizes interleaved` +
+      (result.statistics === 'empty'
+        ? '; statistics from before the load (ANALYZE of the empty tables, autovacuum off)'
+        : ''),
     '',
     `rows at ${formatCount(large)}: ${Object.entries(result.rows)
       .map(([table, n]) => `${table} ${formatCount(n)}`)
@@ -363,7 +391,7 @@ export function formatGrowthTable(result: GrowthResult): string {
 export function growthSummaryRows(result: GrowthResult): SummaryRow[] {
   const [small, large] = result.sizes;
   return result.paths.map((p) => ({
-    benchmark: `growth: ${p.label}, ${formatCount(large)} todos (30 days)`,
+    benchmark: `growth: ${p.label}, ${formatCount(large)} todos (30 days${result.statistics === 'empty' ? ', statistics of the empty ledger' : ''})`,
     figure: `p50 ${p.large.p50.toFixed(2)} ms, p99 ${p.large.p99.toFixed(2)} ms`,
     baseline: `the same at ${formatCount(small)} todos, p50 ${p.small.p50.toFixed(2)} ms`,
     ratio: p.ratio.toFixed(2),
