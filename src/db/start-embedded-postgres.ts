@@ -1,5 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, randomBytes, randomInt } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import {
   chmod,
@@ -323,18 +323,38 @@ async function readOrCreatePassword(file: string): Promise<string> {
   }
 }
 
-/** A TCP port on 127.0.0.1 that nothing listens on right now. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+/**
+ * A TCP port on 127.0.0.1 that nothing listens on right now, for a server started a moment later
+ * (the embedded PostgreSQL, once an earlier one is stopped). It is taken below the range the
+ * kernel gives outgoing connections (Linux's `ip_local_port_range`): a port in that range, as the
+ * kernel picks for port 0, may be bound by any connection made meanwhile — a busy server makes
+ * many — and PostgreSQL would then not start. Where the range cannot be read, any free port.
+ */
+export async function freePort(): Promise<number> {
+  const low = await readFile('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').then(
+    (range) => Number.parseInt(range, 10),
+    () => NaN,
+  );
+  if (low > 2048) {
+    const from = Math.max(1024, low - 16_384);
+    for (let tries = 0; tries < 50; tries++) {
+      const port = await listenOnce(from + randomInt(low - from));
+      if (port !== undefined) return port;
+    }
+  }
+  const port = await listenOnce(0);
+  if (port === undefined) throw new Error('no free port on 127.0.0.1');
+  return port;
+}
+
+/** Listens on `port` (0: any) of 127.0.0.1 and closes again: the port, or undefined if it is taken. */
+function listenOnce(port: number): Promise<number | undefined> {
+  return new Promise((resolve) => {
     const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
+    probe.once('error', () => resolve(undefined));
+    probe.listen(port, '127.0.0.1', () => {
       const address = probe.address();
-      probe.close(() =>
-        typeof address === 'object' && address
-          ? resolve(address.port)
-          : reject(new Error('no port')),
-      );
+      probe.close(() => resolve(typeof address === 'object' && address ? address.port : undefined));
     });
   });
 }
