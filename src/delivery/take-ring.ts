@@ -154,21 +154,24 @@ function claimableTodo(sql: Db, todoId: number) {
  * Whether this statement is the one to ring, a condition on its `todo`. Every process hears every
  * wake (and every process's ringer finds a due re-ring), and a statement that goes on to pick
  * locks the session it would ring until it learns, at the ring's upsert, that another process
- * took the ring: meanwhile the one that rings passes that session over for another, and the
- * round-robin is lost. So a statement goes on only if the ring was not taken as of its start, and
- * only while it holds the wake's transaction lock: of the statements running at once, one goes
- * on, and the others stop before they pick. A retry is one process's own.
+ * took the ring: held while it waited for that process's commit, the session was passed over for
+ * another by every ring meanwhile, and the round-robin was lost. So the statements of one wake
+ * queue on its transaction lock before they pick, holding nothing, and each goes on only if the
+ * ring was not taken as of its start: once the first has committed, the rest stop at its ring (a
+ * statement that began before that commit still picks, and holds its pick only until its upsert
+ * finds the ring taken, waiting for nothing). Should the first fail or its process die before its
+ * commit, the next one rings. A retry is one process's own.
  */
 function ringersTurn(sql: Db, { todoId, reason }: Pick<RingRequest, 'todoId' | 'reason'>) {
   if (reason === 'retry') return sql`true`;
   const wake = typeof reason === 'object' ? reason.wake : null;
   return sql`
-    not exists (
+    (select true from pg_advisory_xact_lock(
+      hashtextextended(current_schema() || '.ring.' || ${todoId} || '.' || ${wake ?? 'due'}, 0)
+    ))
+    and not exists (
       select from todo_rings r where r.todo_id = ${todoId}
         and ${wake === null ? sql`r.next_ring_at > now()` : sql`r.wake_id = ${wake}`}
-    )
-    and pg_try_advisory_xact_lock(
-      hashtextextended(current_schema() || '.ring.' || ${todoId} || '.' || ${wake ?? 'due'}, 0)
     )`;
 }
 

@@ -47,19 +47,22 @@ const within = async (ringing: Promise<Ring | null>) => {
   return ring.target?.kind === 'session' ? ring.target.session_id : ring.target;
 };
 
-/** Runs `work` in a transaction of another connection that holds `lock` on the todo's ring. */
+/** Holds `lock` on a todo's ring in a transaction of another connection, until released. */
 async function holdingTheRing(lock: (tx: postgres.ReservedSql) => Promise<unknown>) {
   const other = db.connect(1);
   const held = await other.reserve();
   await held`begin`;
   await lock(held);
   const [{ holder }] = await held<[{ holder: number }]>`select pg_backend_pid() as holder`;
-  const waitingOn = async () =>
+  /** The connections waiting for it. */
+  const waiting = async () =>
     (
-      await db.sql`select pid from pg_stat_activity where ${holder}::int = any(pg_blocking_pids(pid))`
-    ).length;
+      await db.sql<{ pid: number }[]>`
+        select pid from pg_stat_activity where ${holder}::int = any(pg_blocking_pids(pid))`
+    ).map((row) => row.pid);
   return {
-    waitingOn,
+    holder,
+    waiting,
     async release() {
       await held`commit`;
       held.release();
@@ -68,32 +71,56 @@ async function holdingTheRing(lock: (tx: postgres.ReservedSql) => Promise<unknow
   };
 }
 
-// Found by a rare failure of "each todo is rung exactly once, round-robin across them"
-// (many-processes.test.ts: 4 rings to one session and 2 to the other). Every process hears every
-// wake; each one's statement locked the session it would ring before its upsert of the ring
-// learned that another process had taken it. The process that did ring, finding that session
-// locked, passed it over for the other one.
-test('a process that hears a wake another is ringing stops before it picks: the round-robin holds', async () => {
-  const todo = await newTodo();
-  const wake = randomUUID();
-  // The first process to hear the wake has picked `first` and waits at the ring's row, held by a
-  // transaction that is inserting it.
-  const ring = await holdingTheRing(
+/** The connections waiting for a lock one of `holders` holds. */
+const blockedBy = async (holders: number[]) =>
+  (
+    await db.sql<{ pid: number }[]>`
+      select pid from pg_stat_activity
+      where pg_blocking_pids(pid) && ${holders}::int[] and not pid = any(${holders}::int[])`
+  ).map((row) => row.pid);
+
+/** Until `ringing` has answered, or waits for a lock one of `holders` holds. */
+async function untilAnsweredOrWaiting(ringing: Promise<unknown>, holders: number[]) {
+  let answered = false;
+  void ringing.then(
+    () => (answered = true),
+    () => (answered = true),
+  );
+  await expect.poll(async () => answered || (await blockedBy(holders)).length > 0).toBe(true);
+}
+
+/** A transaction inserting the todo's ring for an earlier wake: a ring for a new one waits at it. */
+const insertingTheRing = (todo: number) =>
+  holdingTheRing(
     (tx) => tx`
       insert into todo_rings (todo_id, rings, next_ring_at, wake_id)
       values (${todo}, 1, now() + interval '1 hour', 'an earlier wake')`,
   );
+
+// Found by a rare failure of "each todo is rung exactly once, round-robin across them"
+// (many-processes.test.ts: 4 rings to one session and 2 to the other). Every process hears every
+// wake; each one's statement locked the session it would ring, then waited at the ring for the
+// process that took it. The rings of other todos meanwhile passed that session over.
+test('a process that hears a wake another is ringing waits for it holding no session: the round-robin holds', async () => {
+  const todo = await newTodo();
+  const wake = randomUUID();
+  // The first process to hear the wake has picked `first` and waits at the ring's row.
+  const ring = await insertingTheRing(todo);
   const ringing = ringFromAProcess(todo, wake);
+  let heardLater: Promise<Ring | null>;
   try {
-    await expect.poll(ring.waitingOn).toBe(1);
-    // The second process to hear it does not wait for it, nor lock the other session: a ring of
-    // another todo meanwhile goes to it at once.
-    expect(await within(ringFromAProcess(todo, wake))).toBeNull();
+    await expect.poll(async () => (await ring.waiting()).length).toBe(1);
+    const [ringer] = await ring.waiting();
+    // The second process to hear it waits for the first, and the ring of another todo meanwhile
+    // goes to the other session at once.
+    heardLater = ringFromAProcess(todo, wake);
+    await untilAnsweredOrWaiting(heardLater, [ring.holder, ringer!]);
     expect(await within(ringFromAProcess(await newTodo(), randomUUID()))).toBe(second);
   } finally {
     await ring.release();
   }
   expect(await within(ringing)).toBe(first);
+  expect(await within(heardLater)).toBeNull();
 });
 
 test('a process that hears a wake already rung stops before it picks', async () => {
@@ -111,4 +138,27 @@ test('a process that hears a wake already rung stops before it picks', async () 
   } finally {
     await ring.release();
   }
+});
+
+test('when the process ringing a wake dies before its commit, another that heard it rings it', async () => {
+  const todo = await newTodo();
+  const wake = randomUUID();
+  const ring = await insertingTheRing(todo);
+  const dying = ringFromAProcess(todo, wake).then(
+    () => 'rang',
+    (error: unknown) => error,
+  );
+  let heardLater: Promise<Ring | null>;
+  try {
+    await expect.poll(async () => (await ring.waiting()).length).toBe(1);
+    const [ringer] = await ring.waiting();
+    heardLater = ringFromAProcess(todo, wake);
+    await untilAnsweredOrWaiting(heardLater, [ring.holder, ringer!]);
+    // Its process dies (its connection cut, as by a SIGKILL of the server): nothing it did stays.
+    await db.sql`select pg_terminate_backend(${ringer!}::int)`;
+    expect(await dying).toBeInstanceOf(Error);
+  } finally {
+    await ring.release();
+  }
+  expect(await within(heardLater)).toBe(first);
 });
