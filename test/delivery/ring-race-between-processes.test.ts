@@ -97,6 +97,26 @@ const insertingTheRing = (todo: number) =>
       values (${todo}, 1, now() + interval '1 hour', 'an earlier wake')`,
   );
 
+/**
+ * Two processes hear one wake. The first has picked `first` and waits at the ring's row (a
+ * transaction is inserting it for an earlier wake, until `ring.release()`); the second, which heard
+ * it later, has answered or waits too.
+ */
+async function twoProcessesHear(todo: number, wake: string) {
+  const ring = await insertingTheRing(todo);
+  try {
+    const ringing = ringFromAProcess(todo, wake);
+    await expect.poll(async () => (await ring.waiting()).length).toBe(1);
+    const [ringer] = await ring.waiting();
+    const heardLater = ringFromAProcess(todo, wake);
+    await untilAnsweredOrWaiting(heardLater, [ring.holder, ringer!]);
+    return { ring, ringing, ringer: ringer!, heardLater };
+  } catch (error) {
+    await ring.release();
+    throw error;
+  }
+}
+
 // Found by a rare failure of "each todo is rung exactly once, round-robin across them"
 // (many-processes.test.ts: 4 rings to one session and 2 to the other). Every process hears every
 // wake; each one's statement locked the session it would ring, then waited at the ring for the
@@ -104,17 +124,10 @@ const insertingTheRing = (todo: number) =>
 test('a process that hears a wake another is ringing waits for it holding no session: the round-robin holds', async () => {
   const todo = await newTodo();
   const wake = randomUUID();
-  // The first process to hear the wake has picked `first` and waits at the ring's row.
-  const ring = await insertingTheRing(todo);
-  const ringing = ringFromAProcess(todo, wake);
-  let heardLater: Promise<Ring | null>;
+  const { ring, ringing, heardLater } = await twoProcessesHear(todo, wake);
   try {
-    await expect.poll(async () => (await ring.waiting()).length).toBe(1);
-    const [ringer] = await ring.waiting();
-    // The second process to hear it waits for the first, and the ring of another todo meanwhile
-    // goes to the other session at once.
-    heardLater = ringFromAProcess(todo, wake);
-    await untilAnsweredOrWaiting(heardLater, [ring.holder, ringer!]);
+    // The second process waits for the first, and the ring of another todo meanwhile goes to the
+    // other session at once.
     expect(await within(ringFromAProcess(await newTodo(), randomUUID()))).toBe(second);
   } finally {
     await ring.release();
@@ -143,19 +156,15 @@ test('a process that hears a wake already rung stops before it picks', async () 
 test('when the process ringing a wake dies before its commit, another that heard it rings it', async () => {
   const todo = await newTodo();
   const wake = randomUUID();
-  const ring = await insertingTheRing(todo);
-  const dying = ringFromAProcess(todo, wake).then(
-    () => 'rang',
-    (error: unknown) => error,
-  );
-  let heardLater: Promise<Ring | null>;
+  const { ring, ringing, ringer, heardLater } = await twoProcessesHear(todo, wake);
   try {
-    await expect.poll(async () => (await ring.waiting()).length).toBe(1);
-    const [ringer] = await ring.waiting();
-    heardLater = ringFromAProcess(todo, wake);
-    await untilAnsweredOrWaiting(heardLater, [ring.holder, ringer!]);
-    // Its process dies (its connection cut, as by a SIGKILL of the server): nothing it did stays.
-    await db.sql`select pg_terminate_backend(${ringer!}::int)`;
+    // The first one's process dies (its connection cut, as by a SIGKILL of the server): nothing
+    // it did stays.
+    const dying = ringing.then(
+      () => 'rang',
+      (error: unknown) => error,
+    );
+    await db.sql`select pg_terminate_backend(${ringer}::int)`;
     expect(await dying).toBeInstanceOf(Error);
   } finally {
     await ring.release();
