@@ -11,11 +11,11 @@ import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { sign } from '@octokit/webhooks-methods';
 import { afterAll, beforeAll, expect, test } from 'vitest';
+import { freePort } from '../../src/db/start-embedded-postgres.js';
 import { interpolate, readComposeFile, ROOT, type ComposeFile } from './support/deploy-files.js';
 import {
   buildImage,
   ensureBaseImage,
-  freePort,
   podman,
   run,
   startService,
