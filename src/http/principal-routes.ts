@@ -31,7 +31,7 @@ export function publicPrincipal({ id: _id, ...principal }: Principal) {
 
 /** whoami, humans and agents. New principals come back once with their token. */
 export function principalRoutes(sql: postgres.Sql, tokens: TokenCache): Router {
-  const router = Router();
+  const router = Router({ caseSensitive: true });
 
   router.get('/whoami', (_req, res) => {
     res.json({ principal: publicPrincipal(actorOf(res).principal!) });

@@ -30,7 +30,7 @@ const LimitsBody = z.strictObject({
 
 /** Queues' admission control: anyone who may work a queue sees its limits; admins set them. */
 export function queueRoutes(sql: postgres.Sql): Router {
-  const router = Router();
+  const router = Router({ caseSensitive: true });
 
   router.get('/queues', async (_req, res) => {
     res.json({ queues: await listQueues(sql, actorOf(res)) });

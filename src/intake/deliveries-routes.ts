@@ -59,7 +59,7 @@ export interface DeliveriesRouteOptions {
  * - `POST /deliveries/reconcile`: admins; GitHub's delivery log against the record.
  */
 export function deliveriesRoutes(sql: postgres.Sql, options: DeliveriesRouteOptions): Router {
-  const router = Router();
+  const router = Router({ caseSensitive: true });
   router.get('/deliveries', async (req, res) => {
     assertHuman(actorOf(res), 'read deliveries');
     const { limit, before, source } = Query.parse(req.query);

@@ -86,7 +86,7 @@ export function slackApiRoutes(options: {
   address: PublicAddress;
 }): Router {
   const { sql, box, clients, address } = options;
-  const router = Router();
+  const router = Router({ caseSensitive: true });
   const sealer = () => {
     if (!box) {
       throw new HttpError(

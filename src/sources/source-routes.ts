@@ -72,7 +72,7 @@ export function sourceRoutes(
   outbound: OutboundPolicy,
   address: PublicAddress,
 ): Router {
-  const router = Router();
+  const router = Router({ caseSensitive: true });
   /** Where the provider posts: this server at its public address (never the request's Host). */
   const shown = (source: SourceView) => ({
     ...source,

@@ -111,7 +111,7 @@ export function githubSetupRoutes(options: GitHubSetupOptions): {
     return stored ? { source: 'setup' as const, ...stored } : null;
   };
 
-  const apiRoutes = Router();
+  const apiRoutes = Router({ caseSensitive: true });
   apiRoutes.post('/github/setup', async (req, res) => {
     const actor = actorOf(res);
     assertAdmin(actor);
@@ -149,7 +149,7 @@ export function githubSetupRoutes(options: GitHubSetupOptions): {
   });
 
   const pages = (render: RenderPage, cookies: CookiePolicy) => {
-    const routes = Router();
+    const routes = Router({ caseSensitive: true });
 
     /** Refused unless an admin is signed in and this server can keep an App. */
     const assertAdminPage = (web: WebRequest) => {

@@ -105,7 +105,7 @@ export function guardChanges(publicUrl: string | undefined, render: RenderPage):
  * answers a todo the human may not see exactly as a missing one.
  */
 export function pageRoutes({ sql, todos, render, address, tokens }: PageRouteOptions): Router {
-  const router = Router();
+  const router = Router({ caseSensitive: true });
   const signedIn = (res: Response): WebRequest => {
     const web = webRequestOf(res);
     if (!web) throw new Error('guarded route reached without a session');
