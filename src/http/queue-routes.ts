@@ -9,6 +9,7 @@ import {
   setQueueLimits,
   showQueue,
 } from '../ledger/index.js';
+import { adminOnly } from './admin-only.js';
 import { actorOf } from './authenticate.js';
 
 const Limit = (name: string, max: number) =>
@@ -40,7 +41,7 @@ export function queueRoutes(sql: postgres.Sql): Router {
     res.json({ queue: await showQueue(sql, actorOf(res), String(req.params.queue)) });
   });
 
-  router.patch('/queues/:queue', async (req, res) => {
+  router.patch('/queues/:queue', adminOnly("set a queue's limits"), async (req, res) => {
     const body = LimitsBody.parse(req.body ?? {});
     res.json({ queue: await setQueueLimits(sql, actorOf(res), String(req.params.queue), body) });
   });
