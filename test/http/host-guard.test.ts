@@ -208,6 +208,12 @@ describe('bound to loopback, no public URL', () => {
       expect(other.status, path).toBe(404);
       expect(other.headers['mcp-session-id'], path).toBeUndefined();
     }
+    // Nor is /mcp spelt with an escape or a doubled slash: no route, so no session.
+    for (const path of ['/%6Dcp', '/%6dcp', '//mcp']) {
+      const other = await initialize(server, { origin: 'https://evil.example' }, path);
+      expect(other.headers['mcp-session-id'], path).toBeUndefined();
+      expect([403, 404], path).toContain(other.status);
+    }
     expect((await initialize(server, {})).status).toBe(200);
   });
 
