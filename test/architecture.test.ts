@@ -196,3 +196,25 @@ test('a todo’s history is written and read by the ledger only (src/ledger: rec
   }
   expect(offenders).toEqual([]);
 });
+
+/** A router or an app made without saying how its paths match (Express matches in any case). */
+const ROUTER_CALL = /\b(?:Router|express)\(([^)]*)\)/g;
+
+test('every router and app answers a path in its own spelling only (the host guard checks /mcp, not /MCP)', async () => {
+  const offenders: string[] = [];
+  let routers = 0;
+  for (const name of await readdir(join(ROOT, 'src'), { recursive: true })) {
+    const file = `src/${name}`;
+    if (!file.endsWith('.ts')) continue;
+    const source = await readFile(join(ROOT, file), 'utf8');
+    for (const [call, options] of source.matchAll(ROUTER_CALL)) {
+      routers++;
+      const sensitive = call.startsWith('express(')
+        ? source.includes("app.set('case sensitive routing', true)")
+        : /caseSensitive: true/.test(options!);
+      if (!sensitive) offenders.push(`${file}: ${call}`);
+    }
+  }
+  expect(routers).toBeGreaterThan(20);
+  expect(offenders).toEqual([]);
+});

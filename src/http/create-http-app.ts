@@ -70,6 +70,9 @@ export function createHttpApp({
   app: express.Express;
 } {
   const app = express();
+  // A path is answered in its own spelling only (every Router is made case-sensitive too), so
+  // that no check on a path (the host guard's on /mcp) can be walked round by another case.
+  app.set('case sensitive routing', true);
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
   // req.ip: the client's address as the proxies trusted report it, which limits are keyed on.
@@ -102,7 +105,7 @@ export function createHttpApp({
     app.post(SLACK_PATHS[1], slack.events);
   }
 
-  const api = express.Router();
+  const api = express.Router({ caseSensitive: true });
   // Authenticated first: no body is read for a caller without a valid token.
   api.use(authenticate(tokens, limits.authFailures));
   api.use(

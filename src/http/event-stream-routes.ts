@@ -50,7 +50,7 @@ export function eventStreamRoutes(
   slots: PrincipalSlots,
 ): EventStreams {
   const streams = createEventStreams();
-  const routes = Router();
+  const routes = Router({ caseSensitive: true });
 
   // The caller's outbound webhook: rung when it has no live session (see README, delivery ladder).
   routes.put('/webhook', async (req, res) => {

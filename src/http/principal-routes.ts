@@ -9,6 +9,7 @@ import {
   vendPrincipal,
   type Principal,
 } from '../ledger/index.js';
+import { adminOnly } from './admin-only.js';
 import { actorOf } from './authenticate.js';
 import type { TokenCache } from './token-cache.js';
 
@@ -31,7 +32,7 @@ export function publicPrincipal({ id: _id, ...principal }: Principal) {
 
 /** whoami, humans and agents. New principals come back once with their token. */
 export function principalRoutes(sql: postgres.Sql, tokens: TokenCache): Router {
-  const router = Router();
+  const router = Router({ caseSensitive: true });
 
   router.get('/whoami', (_req, res) => {
     res.json({ principal: publicPrincipal(actorOf(res).principal!) });
@@ -41,7 +42,7 @@ export function principalRoutes(sql: postgres.Sql, tokens: TokenCache): Router {
     res.json({ humans: (await listPrincipals(sql, actorOf(res), 'human')).map(publicPrincipal) });
   });
 
-  router.post('/humans', async (req, res) => {
+  router.post('/humans', adminOnly('add humans'), async (req, res) => {
     const body = HumanBody.parse(req.body ?? {});
     const actor = actorOf(res);
     const { principal, token } = await vendPrincipal(sql, (tx) => createHuman(tx, actor, body));

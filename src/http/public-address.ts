@@ -10,8 +10,12 @@ export interface PublicAddress {
   url(): string;
   /** Why a request addressed to `host` (its Host header) is not answered; undefined: it is. */
   hostRefusal(host: string | undefined): string | undefined;
-  /** Whether a request that says it comes from `origin` may be answered; `own` is its own origin. */
-  allowsOrigin(origin: string, own: string): boolean;
+  /**
+   * Whether a request that says it comes from `origin` may be answered: the public URL's origin
+   * exactly (scheme included: the hop behind a TLS proxy is plain http), else `sent`, the origin
+   * the request was sent to (its scheme and its Host, already found answerable).
+   */
+  allowsOrigin(origin: string, sent: string): boolean;
   /** Told once the server listens: its URL, and whether it is bound beyond loopback. */
   listening(url: string, beyondLoopback: boolean): void;
 }
@@ -64,9 +68,8 @@ export function createPublicAddress(publicUrl: string | undefined): PublicAddres
         allowed.add(host);
       return refusal;
     },
-    allowsOrigin(origin, own) {
-      const given = origin.toLowerCase();
-      return given === own.toLowerCase() || (!!configured && given === configured.origin);
+    allowsOrigin(origin, sent) {
+      return origin.toLowerCase() === (configured?.origin ?? sent.toLowerCase());
     },
     listening(url, beyond) {
       listeningUrl = url;

@@ -9,6 +9,7 @@ import {
   setQueueLimits,
   showQueue,
 } from '../ledger/index.js';
+import { adminOnly } from './admin-only.js';
 import { actorOf } from './authenticate.js';
 
 const Limit = (name: string, max: number) =>
@@ -30,7 +31,7 @@ const LimitsBody = z.strictObject({
 
 /** Queues' admission control: anyone who may work a queue sees its limits; admins set them. */
 export function queueRoutes(sql: postgres.Sql): Router {
-  const router = Router();
+  const router = Router({ caseSensitive: true });
 
   router.get('/queues', async (_req, res) => {
     res.json({ queues: await listQueues(sql, actorOf(res)) });
@@ -40,7 +41,7 @@ export function queueRoutes(sql: postgres.Sql): Router {
     res.json({ queue: await showQueue(sql, actorOf(res), String(req.params.queue)) });
   });
 
-  router.patch('/queues/:queue', async (req, res) => {
+  router.patch('/queues/:queue', adminOnly("set a queue's limits"), async (req, res) => {
     const body = LimitsBody.parse(req.body ?? {});
     res.json({ queue: await setQueueLimits(sql, actorOf(res), String(req.params.queue), body) });
   });

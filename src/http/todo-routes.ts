@@ -86,7 +86,7 @@ const bodyOf = (body: unknown) => body ?? {};
  * todo service where a change has side effects (an announced wake, a write-back).
  */
 export function todoRoutes(sql: postgres.Sql, todos: TodoService): Router {
-  const router = Router();
+  const router = Router({ caseSensitive: true });
 
   router.get('/todos', async (req, res) => {
     const query = ListQuery.parse(req.query);

@@ -1,9 +1,10 @@
 import { Router } from 'express';
 import type postgres from 'postgres';
 import { z } from 'zod';
+import { adminOnly } from '../http/admin-only.js';
 import { actorOf } from '../http/authenticate.js';
 import { HttpError } from '../http/http-error.js';
-import { assertHuman, forbidden, notFound } from '../ledger/index.js';
+import { assertHuman, notFound } from '../ledger/index.js';
 import {
   DeliveryLogUnreadable,
   GITHUB_LOG_WINDOW_MS,
@@ -59,32 +60,33 @@ export interface DeliveriesRouteOptions {
  * - `POST /deliveries/reconcile`: admins; GitHub's delivery log against the record.
  */
 export function deliveriesRoutes(sql: postgres.Sql, options: DeliveriesRouteOptions): Router {
-  const router = Router();
+  const router = Router({ caseSensitive: true });
   router.get('/deliveries', async (req, res) => {
     assertHuman(actorOf(res), 'read deliveries');
     const { limit, before, source } = Query.parse(req.query);
     res.json({ deliveries: await listDeliveries(sql, { limit, before, source }) });
   });
 
-  router.post('/deliveries/reconcile', async (req, res) => {
-    const body = ReconcileBody.parse(req.body ?? {});
-    const actor = actorOf(res);
-    if (actor.kind !== 'human' || !actor.principal.is_admin)
-      throw forbidden("only an admin may reconcile GitHub's delivery log");
-    const off = options.reconcileOff();
-    if (!options.reconciler || off)
-      throw new HttpError(503, 'reconcile_off', off ?? 'reconcile is off on this server');
-    try {
-      const report = await options.reconciler.run(
-        (body.since_seconds ?? GITHUB_LOG_WINDOW_MS / 1000) * 1000,
-      );
-      res.json({ reconcile: report });
-    } catch (error) {
-      if (error instanceof DeliveryLogUnreadable)
-        throw new HttpError(502, 'github_unavailable', error.message);
-      throw error;
-    }
-  });
+  router.post(
+    '/deliveries/reconcile',
+    adminOnly("reconcile GitHub's delivery log"),
+    async (req, res) => {
+      const body = ReconcileBody.parse(req.body ?? {});
+      const off = options.reconcileOff();
+      if (!options.reconciler || off)
+        throw new HttpError(503, 'reconcile_off', off ?? 'reconcile is off on this server');
+      try {
+        const report = await options.reconciler.run(
+          (body.since_seconds ?? GITHUB_LOG_WINDOW_MS / 1000) * 1000,
+        );
+        res.json({ reconcile: report });
+      } catch (error) {
+        if (error instanceof DeliveryLogUnreadable)
+          throw new HttpError(502, 'github_unavailable', error.message);
+        throw error;
+      }
+    },
+  );
 
   const found = async (raw: string) => {
     const id = Id.parse(raw);

@@ -216,19 +216,56 @@ export async function denyAuthorization(db: Db, actor: Actor, id: string): Promi
 const CODE_REFUSED =
   'the authorization code is unknown, expired, already used, or was issued to another client';
 
-/** The PKCE challenge of a code that may still be exchanged by this client (nothing is changed). */
-export async function codeChallengeFor(db: Db, clientId: string, code: string): Promise<string> {
-  const [found] = await db<{ code_challenge: string }[]>`
-    select code_challenge from oauth_authorizations
-    where code_hash = ${hashToken(code)} and client_id = ${clientId} and status = 'approved'
-      and expires_at > now()`;
+/**
+ * A code or refresh token presented again after its one use has leaked (or its client is
+ * confused): its grant, and every token issued under it, ended just now (RFC 9700 §4.14.2,
+ * OAuth 2.1 §4.1.3), whoever presented it. The request is refused all the same; a caller in a
+ * transaction commits it first, so that the ending holds.
+ */
+export interface Replayed {
+  replayed: Grant;
+  reason: string;
+}
+
+/** Ends the grant a replayed code or refresh token belongs to; refused if it had already ended. */
+async function endReplayedGrant(
+  db: Db,
+  grantId: number,
+  reason: string,
+  refused: string,
+): Promise<Replayed> {
+  const grant = await endGrant(db, grantId);
+  if (!grant) throw invalid(refused);
+  return { replayed: grant, reason };
+}
+
+const CODE_REPLAYED =
+  'the authorization code was already used: the sign-in it gave is revoked; sign in again';
+
+/**
+ * The PKCE challenge of a code that may still be exchanged by this client (nothing is changed),
+ * or the end of its grant when it was exchanged already.
+ */
+export async function codeChallengeFor(
+  db: Db,
+  clientId: string,
+  code: string,
+): Promise<string | Replayed> {
+  const [found] = await db<Authorization[]>`
+    select * from oauth_authorizations
+    where code_hash = ${hashToken(code)}
+      and (status = 'exchanged' or (client_id = ${clientId} and status = 'approved'
+        and expires_at > now()))`;
   if (!found) throw invalid(CODE_REFUSED);
-  return found.code_challenge;
+  if (found.status === 'exchanged')
+    return endReplayedGrant(db, found.grant_id!, CODE_REPLAYED, CODE_REFUSED);
+  return found.code_challenge!;
 }
 
 /**
  * Exchanges a code (its PKCE verifier already checked) for its grant, once: the redirect URI
  * must be the one it was issued for (when the request named one) and the resource its grant's.
+ * A code exchanged meanwhile (two requests at once) ends its grant.
  */
 export async function exchangeCode(
   db: Db,
@@ -238,7 +275,7 @@ export async function exchangeCode(
     redirectUri,
     resource,
   }: { clientId: string; code: string; redirectUri?: string; resource?: string },
-): Promise<Grant> {
+): Promise<Grant | Replayed> {
   const [found] = await db<Authorization[]>`
     select * from oauth_authorizations
     where code_hash = ${hashToken(code)} and client_id = ${clientId} and status = 'approved'
@@ -248,7 +285,10 @@ export async function exchangeCode(
     throw invalid('redirect_uri is not the one the code was issued for');
   if (resource !== undefined && !sameResource(resource, found.resource))
     throw invalid(`the code was issued for the resource ${found.resource}, not ${resource}`);
-  return exchangeOnce(db, found.id);
+  return (
+    (await exchangeOnce(db, found.id)) ??
+    endReplayedGrant(db, found.grant_id!, CODE_REPLAYED, CODE_REFUSED)
+  );
 }
 
 /** The device flow's poll (RFC 8628 §3.4): the grant once the human said yes, else why not yet. */
@@ -272,13 +312,16 @@ export async function exchangeDeviceCode(
   if (found.status === 'denied') return 'access_denied';
   if (found.expires_at.getTime() <= Date.now()) return 'expired_token';
   if (found.status === 'requested') return found.too_soon ? 'slow_down' : 'authorization_pending';
-  return exchangeOnce(db, found.id);
+  const grant = await exchangeOnce(db, found.id);
+  if (!grant) throw invalid(CODE_REFUSED);
+  return grant;
 }
 
 /** How often a device may poll (RFC 8628 `interval`); faster is answered `slow_down`. */
 export const DEVICE_POLL_SECONDS = 5;
 
-async function exchangeOnce(db: Db, id: string): Promise<Grant> {
+/** The authorization's grant, if it was still to be exchanged (and its grant is live). */
+async function exchangeOnce(db: Db, id: string): Promise<Grant | undefined> {
   const [grant] = await db<Grant[]>`
     with a as (
       update oauth_authorizations set status = 'exchanged', exchanged_at = now()
@@ -286,7 +329,6 @@ async function exchangeOnce(db: Db, id: string): Promise<Grant> {
       returning grant_id
     )
     select g.* from a join oauth_grants g on g.id = a.grant_id where g.revoked_at is null`;
-  if (!grant) throw invalid(CODE_REFUSED);
   return grant;
 }
 
@@ -296,13 +338,12 @@ async function exchangeOnce(db: Db, id: string): Promise<Grant> {
  * as a token from `agent add` does.
  */
 export async function issueGrantTokens(db: Db, grant: Grant): Promise<GrantTokens> {
-  // A client refreshes hourly for as long as it is signed in: what it no longer holds goes.
+  // A client refreshes hourly for as long as it is signed in: what it no longer holds goes. A
+  // used refresh token stays until it would have expired, so that its replay is recognised.
   await db`
     delete from tokens
     where grant_id = ${grant.id} and expires_at < now() - interval '1 day'`;
-  await db`
-    delete from oauth_refresh_tokens
-    where grant_id = ${grant.id} and (used_at < now() - interval '1 day' or expires_at < now())`;
+  await db`delete from oauth_refresh_tokens where grant_id = ${grant.id} and expires_at < now()`;
   if (grant.principal_kind === 'human') {
     return {
       access_token: await issueToken(db, grant.principal_id, {
@@ -327,10 +368,15 @@ export async function issueGrantTokens(db: Db, grant: Grant): Promise<GrantToken
   };
 }
 
+const REFRESH_REFUSED =
+  'the refresh token is unknown, expired, revoked, or was issued to another client';
+const REFRESH_REPLAYED =
+  'the refresh token was already used: the sign-in it belongs to is revoked; sign in again';
+
 /**
  * Uses a refresh token once (it rotates: the tokens issued now carry the next one). Refused, with
- * nothing changed, when it is unknown, used, expired, another client's, for another resource, or
- * its grant or principal was revoked.
+ * nothing changed, when it is unknown, expired, another client's, for another resource, or its
+ * grant or principal was revoked; one used already ends its grant.
  */
 export async function useRefreshToken(
   db: Db,
@@ -339,28 +385,30 @@ export async function useRefreshToken(
     refreshToken,
     resource,
   }: { clientId: string; refreshToken: string; resource?: string },
-): Promise<Grant> {
-  const [found] = await db<Grant[]>`
-    select g.* from oauth_refresh_tokens r
+): Promise<Grant | Replayed> {
+  const hash = hashToken(refreshToken);
+  const [found] = await db<(Grant & { used: boolean })[]>`
+    select g.*, r.used_at is not null as used from oauth_refresh_tokens r
     join oauth_grants g on g.id = r.grant_id
     join principals p on p.id = g.principal_id
-    where r.hash = ${hashToken(refreshToken)} and r.used_at is null and r.expires_at > now()
-      and g.client_id = ${clientId} and g.revoked_at is null and p.revoked_at is null`;
-  if (!found)
+    where r.hash = ${hash} and r.expires_at > now()
+      and g.revoked_at is null and p.revoked_at is null`;
+  if (!found) throw invalid(REFRESH_REFUSED);
+  const { used, ...grant } = found;
+  if (used) return endReplayedGrant(db, grant.id, REFRESH_REPLAYED, REFRESH_REFUSED);
+  if (grant.client_id !== clientId) throw invalid(REFRESH_REFUSED);
+  if (resource !== undefined && !sameResource(resource, grant.resource))
     throw invalid(
-      'the refresh token is unknown, already used, expired, revoked, or was issued to another client',
+      `the refresh token was issued for the resource ${grant.resource}, not ${resource}`,
     );
-  if (resource !== undefined && !sameResource(resource, found.resource))
-    throw invalid(
-      `the refresh token was issued for the resource ${found.resource}, not ${resource}`,
-    );
-  const [used] = await db`
+  const [rotated] = await db`
     update oauth_refresh_tokens set used_at = now()
-    where hash = ${hashToken(refreshToken)} and used_at is null
+    where hash = ${hash} and used_at is null
     returning id`;
-  if (!used) throw invalid('the refresh token was already used');
-  await db`update oauth_grants set last_used_at = now() where id = ${found.id}`;
-  return found;
+  // Used meanwhile, by a request at the same moment: a replay all the same.
+  if (!rotated) return endReplayedGrant(db, grant.id, REFRESH_REPLAYED, REFRESH_REFUSED);
+  await db`update oauth_grants set last_used_at = now() where id = ${grant.id}`;
+  return grant;
 }
 
 /**

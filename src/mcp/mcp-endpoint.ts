@@ -107,7 +107,7 @@ export function createMcpEndpoint({
   const sessions = new Map<string, McpSession>();
   const jsonSchemaValidator = new AjvJsonSchemaValidator();
   const streams = createEventStreams();
-  const routes = Router();
+  const routes = Router({ caseSensitive: true });
 
   const closeSession = (session: McpSession) => {
     if (!sessions.delete(session.id)) return;

@@ -59,7 +59,7 @@ const GrantId = z.object({
  */
 export function consentRoutes(options: ConsentRoutesOptions): Router {
   const { sql, log, tokens, render, cookies } = options;
-  const routes = Router();
+  const routes = Router({ caseSensitive: true });
   const endpoints = () => {
     const found = options.endpoints();
     if (!found) throw new HttpError(404, 'not_found', 'OAuth sign-in is off on this server.');

@@ -58,7 +58,7 @@ export function createOAuth(options: OAuthOptions): OAuth {
   const plain = authenticate(tokens, options.authFailures);
   const onGrantRevoked = (grantId: number) => mcp?.endGrant(grantId);
 
-  const mounted = Router();
+  const mounted = Router({ caseSensitive: true });
   mounted.use((req, res, next) => (routes ? routes(req, res, next) : next()));
 
   return {

@@ -34,6 +34,7 @@ import {
   saveClientDocument,
   useRefreshToken,
   type OAuthClient,
+  type Replayed,
 } from '../ledger/index.js';
 import type { Logger } from '../logger.js';
 import type { Outbound } from '../outbound/create-outbound.js';
@@ -113,6 +114,20 @@ export function createOAuthProvider({
     return own;
   };
 
+  /**
+   * A replayed code or refresh token ended its grant (committed): this process forgets its
+   * tokens and ends its sessions now (others hear the NOTIFY), and the request is refused.
+   */
+  const refuseReplay = (clientId: string, { replayed, reason }: Replayed): never => {
+    tokens.clear();
+    onGrantRevoked(replayed.id);
+    log.warn(
+      { client_id: clientId, grant: replayed.id, grant_client_id: replayed.client_id },
+      'a code or refresh token was presented again after its use: its grant is revoked',
+    );
+    throw new InvalidGrantError(reason);
+  };
+
   return {
     clientsStore,
 
@@ -132,11 +147,15 @@ export function createOAuthProvider({
     },
 
     async challengeForAuthorizationCode(client, code) {
-      return refusingLedger(InvalidGrantError, () => codeChallengeFor(sql, client.client_id, code));
+      const found = await refusingLedger(InvalidGrantError, () =>
+        codeChallengeFor(sql, client.client_id, code),
+      );
+      if (typeof found !== 'string') return refuseReplay(client.client_id, found);
+      return found;
     },
 
     async exchangeAuthorizationCode(client, code, _verifier, redirectUri, resource) {
-      return refusingLedger(InvalidGrantError, () =>
+      const issued = await refusingLedger(InvalidGrantError, () =>
         sql.begin(async (tx) => {
           const grant = await exchangeCode(tx, {
             clientId: client.client_id,
@@ -144,22 +163,26 @@ export function createOAuthProvider({
             redirectUri,
             resource: resource?.href,
           });
-          return asTokens(await issueGrantTokens(tx, grant));
+          return 'replayed' in grant ? grant : asTokens(await issueGrantTokens(tx, grant));
         }),
       );
+      if ('replayed' in issued) return refuseReplay(client.client_id, issued);
+      return issued;
     },
 
     async exchangeRefreshToken(client, refreshToken, _scopes, resource) {
-      return refusingLedger(InvalidGrantError, () =>
+      const issued = await refusingLedger(InvalidGrantError, () =>
         sql.begin(async (tx) => {
           const grant = await useRefreshToken(tx, {
             clientId: client.client_id,
             refreshToken,
             resource: resource?.href,
           });
-          return asTokens(await issueGrantTokens(tx, grant));
+          return 'replayed' in grant ? grant : asTokens(await issueGrantTokens(tx, grant));
         }),
       );
+      if ('replayed' in issued) return refuseReplay(client.client_id, issued);
+      return issued;
     },
 
     async verifyAccessToken(token): Promise<AuthInfo> {

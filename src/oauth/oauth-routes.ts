@@ -42,7 +42,7 @@ export function oauthRoutes({ sql, provider, endpoints, rateLimit }: OAuthRoutes
     rateLimit === false
       ? { rateLimit: false as const }
       : { rateLimit: { validate: false } satisfies Partial<RateLimitOptions> };
-  const routes = Router();
+  const routes = Router({ caseSensitive: true });
 
   const metadata: OAuthMetadata = {
     issuer: endpoints.issuer,

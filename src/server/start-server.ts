@@ -1,4 +1,5 @@
 import { createServer, type Server, type ServerResponse } from 'node:http';
+import type { Express } from 'express';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { AddressInfo } from 'node:net';
 import type postgres from 'postgres';
@@ -124,6 +125,8 @@ export interface RunningServer {
   publicUrl: string;
   sql: postgres.Sql;
   schema: string;
+  /** The app that answers every request: its routes, as Express holds them. */
+  app: Express;
   /** Stops taking requests, lets those in flight finish, stops background work, closes the database. */
   close(): Promise<void>;
 }
@@ -469,6 +472,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       publicUrl: publicAddress.url(),
       sql: db.sql,
       schema: db.schema,
+      app,
       close,
     };
   } catch (error) {

@@ -59,7 +59,7 @@ export function createSlack(options: {
     events,
     apiRoutes: slackApiRoutes({ sql, box, clients, address }),
     consolePages: (render) =>
-      Router().use(
+      Router({ caseSensitive: true }).use(
         slackConsolePages(sql, render),
         slackOAuthPages({ sql, box, clients, publicUrl, render }),
       ),

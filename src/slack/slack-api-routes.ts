@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { Router } from 'express';
 import type postgres from 'postgres';
 import { z } from 'zod';
+import { adminOnly } from '../http/admin-only.js';
 import { actorOf } from '../http/authenticate.js';
 import { HttpError } from '../http/http-error.js';
 import type { PublicAddress } from '../http/public-address.js';
@@ -86,7 +87,7 @@ export function slackApiRoutes(options: {
   address: PublicAddress;
 }): Router {
   const { sql, box, clients, address } = options;
-  const router = Router();
+  const router = Router({ caseSensitive: true });
   const sealer = () => {
     if (!box) {
       throw new HttpError(
@@ -115,11 +116,9 @@ export function slackApiRoutes(options: {
     res.json({ manifest: await slackManifest(address.url()) });
   });
 
-  router.put('/slack/app', async (req, res) => {
+  router.put('/slack/app', adminOnly('set up Slack'), async (req, res) => {
     const body = AppBody.parse(req.body ?? {});
     const actor = actorOf(res);
-    if (actor.kind !== 'human' || !actor.principal.is_admin)
-      throw forbidden('only an admin may set up Slack');
     const sealed = sealer();
     const bot =
       body.bot_token === undefined
@@ -135,10 +134,7 @@ export function slackApiRoutes(options: {
     res.json({ app });
   });
 
-  router.delete('/slack/app', async (_req, res) => {
-    const actor = actorOf(res);
-    if (actor.kind !== 'human' || !actor.principal.is_admin)
-      throw forbidden('only an admin may remove Slack');
+  router.delete('/slack/app', adminOnly('remove Slack'), async (_req, res) => {
     await removeSlackApp(sql);
     res.json({ removed: true });
   });

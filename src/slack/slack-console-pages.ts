@@ -27,7 +27,7 @@ const PreferencesForm = z.object({
  * checked before they get here).
  */
 export function slackConsolePages(sql: postgres.Sql, render: RenderPage): Router {
-  const router = Router();
+  const router = Router({ caseSensitive: true });
   const signedIn = (res: Response): WebRequest => {
     const web = webRequestOf(res);
     if (!web) throw new Error('Slack page reached without a session');

@@ -39,7 +39,7 @@ export function slackOAuthPages(options: {
   render: RenderPage;
 }): Router {
   const { sql, box, clients, publicUrl, render } = options;
-  const router = Router();
+  const router = Router({ caseSensitive: true });
   const stateFor = (web: WebRequest, purpose: string) =>
     createHmac('sha256', web.csrf).update(`slack ${purpose}`).digest('base64url');
   const redirectUri = (purpose: 'install' | 'sign-in') =>

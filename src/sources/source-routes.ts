@@ -1,10 +1,11 @@
 import { Router } from 'express';
 import type postgres from 'postgres';
 import { z } from 'zod';
+import { adminOnly } from '../http/admin-only.js';
 import { actorOf } from '../http/authenticate.js';
 import { HttpError } from '../http/http-error.js';
 import type { PublicAddress } from '../http/public-address.js';
-import { forbidden, invalid, notFound, type Actor } from '../ledger/index.js';
+import { invalid, notFound } from '../ledger/index.js';
 import type { OutboundPolicy } from '../outbound/outbound-policy.js';
 import { providerFor } from '../providers/by-kind/provider-for.js';
 import { decideDelivery } from '../providers/decide-delivery.js';
@@ -57,11 +58,6 @@ const RulesBody = z.strictObject({
 /** How many recent deliveries a rules dry run replays. */
 export const DRY_RUN_DELIVERIES = 50;
 
-function assertAdmin(actor: Actor, what: string): void {
-  if (actor.kind !== 'human' || !actor.principal.is_admin)
-    throw forbidden(`only an admin may ${what}`);
-}
-
 /**
  * The admin's API for sources, under /api/v1 (what `switchboard source …` calls). A secret is in
  * an answer only when switchboard made it — once, when it was made — never afterwards.
@@ -72,7 +68,7 @@ export function sourceRoutes(
   outbound: OutboundPolicy,
   address: PublicAddress,
 ): Router {
-  const router = Router();
+  const router = Router({ caseSensitive: true });
   /** Where the provider posts: this server at its public address (never the request's Host). */
   const shown = (source: SourceView) => ({
     ...source,
@@ -89,15 +85,13 @@ export function sourceRoutes(
     return box;
   };
 
-  router.get('/sources', async (_req, res) => {
-    assertAdmin(actorOf(res), 'list sources');
+  router.get('/sources', adminOnly('list sources'), async (_req, res) => {
     res.json({ sources: (await listSources(sql)).map((source) => shown(source)) });
   });
 
-  router.post('/sources', async (req, res) => {
+  router.post('/sources', adminOnly('add sources'), async (req, res) => {
     const body = AddBody.parse(req.body ?? {});
     const actor = actorOf(res);
-    assertAdmin(actor, 'add sources');
     const refused = body.api_url === undefined ? null : outbound.urlRefusal(body.api_url);
     if (refused) throw invalid(`the API URL ${refused}`);
     const { source, secret } = await addSource(sql, sealer(), {
@@ -112,16 +106,15 @@ export function sourceRoutes(
     res.status(201).json({ source: shown(source), secret });
   });
 
-  router.get('/sources/:name', async (req, res) => {
-    assertAdmin(actorOf(res), 'read sources');
-    const found = await getSource(sql, Name.parse(req.params.name));
-    if (!found) throw notFound(`no source named ${req.params.name}`);
+  router.get('/sources/:name', adminOnly('read sources'), async (req, res) => {
+    const name = Name.parse(req.params.name);
+    const found = await getSource(sql, name);
+    if (!found) throw notFound(`no source named ${name}`);
     res.json({ source: shown(found.source), rules: found.rules });
   });
 
-  router.post('/sources/:name/rotate', async (req, res) => {
+  router.post('/sources/:name/rotate', adminOnly('rotate source secrets'), async (req, res) => {
     const body = RotateBody.parse(req.body ?? {});
-    assertAdmin(actorOf(res), 'rotate source secrets');
     const { source, secret } = await rotateSource(sql, sealer(), Name.parse(req.params.name), {
       secret: body.secret,
       graceSeconds: body.grace_seconds,
@@ -129,16 +122,14 @@ export function sourceRoutes(
     res.json({ source: shown(source), secret });
   });
 
-  router.delete('/sources/:name', async (req, res) => {
-    assertAdmin(actorOf(res), 'remove sources');
+  router.delete('/sources/:name', adminOnly('remove sources'), async (req, res) => {
     const name = Name.parse(req.params.name);
     await removeSource(sql, name);
     res.json({ removed: name });
   });
 
-  router.put('/sources/:name/rules', async (req, res) => {
+  router.put('/sources/:name/rules', adminOnly('change source rules'), async (req, res) => {
     const body = RulesBody.parse(req.body ?? {});
-    assertAdmin(actorOf(res), 'change source rules');
     const name = Name.parse(req.params.name);
     const found = await getSource(sql, name);
     if (!found) throw notFound(`no source named ${name}`);

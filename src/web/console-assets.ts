@@ -36,7 +36,7 @@ export interface ConsoleAssets {
  * hash of its content so that browsers may cache it for good and still get a changed file.
  */
 export function consoleAssets(): ConsoleAssets {
-  const routes = Router();
+  const routes = Router({ caseSensitive: true });
   const urls = {} as AssetUrls;
   for (const [key, file] of Object.entries(FILES) as [
     keyof AssetUrls,

@@ -113,10 +113,10 @@ export async function createWebConsole(options: WebConsoleOptions): Promise<WebC
     attemptLimit: options.signInAttemptLimit,
   });
 
-  const routes = Router();
+  const routes = Router({ caseSensitive: true });
   routes.use(assets.routes);
   routes.use(serviceWorkerRoute());
-  const pages = Router();
+  const pages = Router({ caseSensitive: true });
   pages.use(securityHeaders);
   pages.use(readWebSession(sql, cookies));
   // Only a signed-in human's form is read: every change without a session is refused unread.

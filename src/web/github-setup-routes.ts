@@ -2,10 +2,11 @@ import { isIP } from 'node:net';
 import { Router } from 'express';
 import type postgres from 'postgres';
 import { z } from 'zod';
+import { adminOnly } from '../http/admin-only.js';
 import { actorOf } from '../http/authenticate.js';
 import { HttpError } from '../http/http-error.js';
 import type { PublicAddress } from '../http/public-address.js';
-import { conflict, forbidden, type Actor } from '../ledger/index.js';
+import { conflict } from '../ledger/index.js';
 import type { Logger } from '../logger.js';
 import {
   appManifest,
@@ -100,21 +101,15 @@ export function githubSetupRoutes(options: GitHubSetupOptions): {
     return null;
   };
 
-  const assertAdmin = (actor: Actor) => {
-    if (actor.kind !== 'human' || !actor.principal.is_admin)
-      throw forbidden('only an admin may set up the GitHub App');
-  };
-
   const appInUse = () => {
     const stored = credentials.stored();
     if (credentials.appFromEnvironment) return { source: 'environment' as const };
     return stored ? { source: 'setup' as const, ...stored } : null;
   };
 
-  const apiRoutes = Router();
-  apiRoutes.post('/github/setup', async (req, res) => {
+  const apiRoutes = Router({ caseSensitive: true });
+  apiRoutes.post('/github/setup', adminOnly('set up the GitHub App'), async (req, res) => {
     const actor = actorOf(res);
-    assertAdmin(actor);
     const { org } = SetupBody.parse(req.body ?? {});
     const off = setupOff();
     if (off) {
@@ -131,8 +126,7 @@ export function githubSetupRoutes(options: GitHubSetupOptions): {
     });
   });
 
-  apiRoutes.get('/github/app', async (req, res) => {
-    assertAdmin(actorOf(res));
+  apiRoutes.get('/github/app', adminOnly('set up the GitHub App'), async (req, res) => {
     const { wait, after } = WaitQuery.parse(req.query);
     const fresh = () => {
       const stored = credentials.stored();
@@ -149,7 +143,7 @@ export function githubSetupRoutes(options: GitHubSetupOptions): {
   });
 
   const pages = (render: RenderPage, cookies: CookiePolicy) => {
-    const routes = Router();
+    const routes = Router({ caseSensitive: true });
 
     /** Refused unless an admin is signed in and this server can keep an App. */
     const assertAdminPage = (web: WebRequest) => {

@@ -55,7 +55,7 @@ export function liveStreams({
   slots: PrincipalSlots;
 }): LiveStreams {
   const streams = createEventStreams();
-  const routes = Router();
+  const routes = Router({ caseSensitive: true });
 
   routes.get('/live', async (req, res) => {
     const web = webRequestOf(res);

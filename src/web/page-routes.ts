@@ -8,6 +8,7 @@ import {
   cancelTodo,
   createAgent,
   decideApproval,
+  forbidden,
   getTodo,
   LedgerError,
   notFound,
@@ -105,7 +106,7 @@ export function guardChanges(publicUrl: string | undefined, render: RenderPage):
  * answers a todo the human may not see exactly as a missing one.
  */
 export function pageRoutes({ sql, todos, render, address, tokens }: PageRouteOptions): Router {
-  const router = Router();
+  const router = Router({ caseSensitive: true });
   const signedIn = (res: Response): WebRequest => {
     const web = webRequestOf(res);
     if (!web) throw new Error('guarded route reached without a session');
@@ -206,6 +207,8 @@ export function pageRoutes({ sql, todos, render, address, tokens }: PageRouteOpt
   // Both limits as the form shows them: a blank one is cleared.
   router.post('/queues/limits', async (req, res) => {
     const web = signedIn(res);
+    // The role before the form: anyone else learns nothing of what it takes.
+    if (!web.actor.principal.is_admin) throw forbidden("only an admin may set a queue's limits");
     const form = LimitsForm.parse(req.body);
     await setQueueLimits(sql, web.actor, form.queue, {
       max_in_flight: form.max_in_flight,

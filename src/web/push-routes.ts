@@ -60,7 +60,7 @@ const SubscriptionForm = z.object({
  * console's own `Origin`.
  */
 export function pushRoutes(sql: postgres.Sql): Router {
-  const router = Router();
+  const router = Router({ caseSensitive: true });
   router.post('/push/subscriptions', async (req, res) => {
     const web = webRequestOf(res);
     if (!web) throw new Error('guarded route reached without a session');

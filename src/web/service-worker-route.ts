@@ -12,7 +12,7 @@ const FILE = join(PACKAGE_ROOT, 'src', 'web', 'assets', 'sw.js');
  */
 export function serviceWorkerRoute(): Router {
   const bytes = readFileSync(FILE);
-  const router = Router();
+  const router = Router({ caseSensitive: true });
   router.get('/sw.js', (_req, res) => {
     res
       .type('text/javascript')

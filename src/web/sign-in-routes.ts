@@ -56,7 +56,7 @@ const ATTEMPT_COOKIE_SECONDS = 600;
 export function signInRoutes(options: SignInOptions): { routes: Router; apiRoutes: Router } {
   const { sql, log, cookies, address, render } = options;
   const oauth = () => options.github?.oauth();
-  const routes = Router();
+  const routes = Router({ caseSensitive: true });
   const failures = createFailureLimiter({
     limit: options.attemptLimit ?? 20,
     windowMs: ATTEMPT_WINDOW_MS,
@@ -202,7 +202,7 @@ export function signInRoutes(options: SignInOptions): { routes: Router; apiRoute
   });
 
   // For `switchboard open` (bearer token): a one-time link for the caller, who must be a human.
-  const apiRoutes = Router();
+  const apiRoutes = Router({ caseSensitive: true });
   apiRoutes.post('/web/sign-in-links', async (req, res) => {
     const actor = actorOf(res);
     assertHuman(actor, 'sign in to the web console');

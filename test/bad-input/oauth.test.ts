@@ -330,7 +330,7 @@ describe('the token endpoint', () => {
     expect((await exchange(client, code, verifier)).status).toBe(200);
   });
 
-  test('a code used twice: the second is 400 invalid_grant, and the tokens of the first still work', async () => {
+  test('a code used twice: the second is 400 invalid_grant, and the grant the first gave is revoked (OAuth 2.1 §4.1.3)', async () => {
     const { code, verifier } = await codeFor(client);
     const first = await exchange(client, code, verifier);
     expect(first.status).toBe(200);
@@ -339,8 +339,8 @@ describe('the token endpoint', () => {
     expect(second.status).toBe(400);
     expect(second.body.error).toBe('invalid_grant');
     expect(second.body.error_description).toMatch(/already used/);
-    expect(await stored()).toEqual(before);
-    expect(await mcpStatus(first.body.access_token)).toBe(200);
+    expect(await stored()).toEqual({ ...before, revoked: before.revoked! + 1 });
+    expect(await mcpStatus(first.body.access_token)).toBe(401);
   });
 
   test('a code for another client: 400 invalid_grant; its own client can still use it', async () => {

@@ -1,4 +1,5 @@
 import { request } from 'node:http';
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { initializeRequest } from '../support/mcp-client.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
@@ -42,10 +43,48 @@ function send(
   });
 }
 
+/**
+ * A request written on a raw socket, its request line as given (Node's client always writes the
+ * origin form): the answer's status line and body.
+ */
+function sendRaw(
+  server: TestServer,
+  head: string,
+  body = '',
+): Promise<{ status: number; json: any }> {
+  const { hostname, port } = new URL(server.url);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname);
+    let text = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk: string) => (text += chunk));
+    socket.on('error', reject);
+    socket.on('end', () => {
+      const [status] = /^HTTP\/1\.1 (\d{3})/.exec(text)?.slice(1) ?? [];
+      const payload = text.slice(text.indexOf('\r\n\r\n') + 4);
+      let json: unknown;
+      try {
+        json = JSON.parse(payload);
+      } catch {
+        json = undefined;
+      }
+      resolve({ status: Number(status), json });
+    });
+    // Written, not ended: the server hangs up once it answered (Connection: close).
+    socket.write(
+      `${head}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  });
+}
+
 const INITIALIZE = JSON.stringify(initializeRequest('host-guard'));
 
-function initialize(server: TestServer, headers: Record<string, string>): Promise<Answer> {
-  return send(`${server.url}/mcp`, {
+function initialize(
+  server: TestServer,
+  headers: Record<string, string>,
+  path = '/mcp',
+): Promise<Answer> {
+  return send(`${server.url}${path}`, {
     method: 'POST',
     headers: {
       authorization: `Bearer ${server.adminToken}`,
@@ -154,6 +193,99 @@ describe('bound to loopback, no public URL', () => {
       (await send(`${server.url}/healthz`, { headers: { host: `x@127.0.0.1:1` } })).status,
     ).toBe(403);
     expect((await send(`${server.url}/healthz`)).status).toBe(200);
+  });
+
+  test('regression: /MCP, /Mcp and /mcP/ with a foreign Origin initialized a session (Express matched them in any case, the Origin check only /mcp)', async () => {
+    for (const path of ['/MCP', '/Mcp', '/mcP/', '/MCP/']) {
+      const refused = await initialize(server, { origin: 'https://evil.example' }, path);
+      expect(refused.status, path).toBe(403);
+      expect(refused.json.error.message, path).toMatch(
+        /another origin \(https:\/\/evil\.example\)/,
+      );
+      expect(refused.headers['mcp-session-id'], path).toBeUndefined();
+      // Without an Origin, only /mcp itself is MCP's.
+      const other = await initialize(server, {}, path);
+      expect(other.status, path).toBe(404);
+      expect(other.headers['mcp-session-id'], path).toBeUndefined();
+    }
+    // Nor is /mcp spelt with an escape or a doubled slash: no route, so no session.
+    for (const path of ['/%6Dcp', '/%6dcp', '//mcp']) {
+      const other = await initialize(server, { origin: 'https://evil.example' }, path);
+      expect(other.headers['mcp-session-id'], path).toBeUndefined();
+      expect([403, 404], path).toContain(other.status);
+    }
+    expect((await initialize(server, {})).status).toBe(200);
+  });
+
+  test('regression: every route answered its path in any case (/API/V1/whoami, /HEALTHZ, /OAuth/token, /Agents); only its own spelling is answered', async () => {
+    const auth = { authorization: `Bearer ${server.adminToken}` };
+    for (const [method, path] of [
+      ['GET', '/API/V1/whoami'],
+      ['GET', '/api/V1/whoami'],
+      ['GET', '/Api/v1/todos'],
+      ['GET', '/HEALTHZ'],
+      ['GET', '/Metrics'],
+      ['POST', '/OAuth/token'],
+      ['GET', '/.Well-Known/oauth-authorization-server'],
+      ['POST', '/API/github/webhooks'],
+      ['GET', '/Agents'],
+      ['GET', '/Sign-In'],
+    ] as const) {
+      const answer = await send(`${server.url}${path}`, {
+        method,
+        headers: { ...auth, 'content-type': 'application/json' },
+        body: method === 'POST' ? '{}' : undefined,
+      });
+      expect(answer.status, path).toBe(404);
+    }
+    expect((await send(`${server.url}/api/v1/whoami`, { headers: auth })).status).toBe(200);
+  });
+
+  test('regression: a request line in absolute form (GET http://evil.example/… with a loopback Host) was answered; its authority is checked like Host', async () => {
+    const port = portOf(server);
+    const before = await server.sql`select count(*)::int as n from todos`;
+    for (const target of [
+      'http://evil.example/healthz',
+      `http://evil.example:${port}/api/v1/whoami`,
+      'http://x@127.0.0.1/healthz',
+      'https://evil.example/',
+    ]) {
+      const refused = await sendRaw(
+        server,
+        `GET ${target} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAuthorization: Bearer ${server.adminToken}`,
+      );
+      expect(refused.status, target).toBe(403);
+      expect(refused.json, target).toEqual({
+        error: expect.stringMatching(/^this server does not answer for the host /),
+        code: 'forbidden_host',
+      });
+    }
+    const todo = await sendRaw(
+      server,
+      `POST http://evil.example/api/v1/todos HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAuthorization: Bearer ${server.adminToken}\r\nContent-Type: application/json`,
+      JSON.stringify({ queue: 'q', title: 'absolute' }),
+    );
+    expect(todo.status).toBe(403);
+    expect(await server.sql`select count(*)::int as n from todos`).toEqual(before);
+    const mcp = await sendRaw(
+      server,
+      `POST http://evil.example/mcp HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAuthorization: Bearer ${server.adminToken}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream`,
+      INITIALIZE,
+    );
+    expect(mcp.status).toBe(403);
+    expect(mcp.json).toMatchObject({ jsonrpc: '2.0', error: { code: -32000 }, id: null });
+    // Its own authority in absolute form is answered, as the origin form is.
+    expect(
+      (
+        await sendRaw(
+          server,
+          `GET http://127.0.0.1:${port}/healthz HTTP/1.1\r\nHost: 127.0.0.1:${port}`,
+        )
+      ).status,
+    ).toBe(200);
+    expect((await sendRaw(server, `GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:${port}`)).status).toBe(
+      200,
+    );
   });
 
   test('regression: /metrics answered anyone at any Host; it asks for an admin’s token or SWITCHBOARD_METRICS_TOKEN', async () => {
@@ -271,6 +403,26 @@ describe('with SWITCHBOARD_PUBLIC_URL', () => {
         })
       ).status,
     ).toBe(403);
+  });
+
+  test('regression: an http:// Origin passed /mcp when the public URL is https (the own origin came from the plain-http hop behind the proxy)', async () => {
+    for (const origin of [
+      'http://switchboard.example.com',
+      'https://switchboard.example.com:8443',
+      `http://127.0.0.1:${portOf(server)}`,
+    ]) {
+      const refused = await initialize(server, { host: 'switchboard.example.com', origin });
+      expect(refused.status, origin).toBe(403);
+      expect(refused.headers['mcp-session-id'], origin).toBeUndefined();
+    }
+    // A page on this machine is not the public URL's origin either.
+    const local = await initialize(server, {
+      host: `127.0.0.1:${portOf(server)}`,
+      origin: `http://127.0.0.1:${portOf(server)}`,
+    });
+    expect(local.status).toBe(403);
+    // Without an Origin (no browser) on this machine, as before.
+    expect((await initialize(server, { host: `127.0.0.1:${portOf(server)}` })).status).toBe(200);
   });
 });
 

@@ -1,3 +1,4 @@
+import { createHash, randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
@@ -123,4 +124,71 @@ export async function consoleSession(server: TestServer, token: string): Promise
       });
     },
   };
+}
+
+/** What a client holds after signing in over plain HTTP: its id, its code, and its first tokens. */
+export interface SignedInOverHttp {
+  clientId: string;
+  redirectUri: string;
+  code: string;
+  verifier: string;
+  tokens: OAuthTokens;
+}
+
+/**
+ * The code flow as a client sends it, with no browser: it registers, its human (a console
+ * session) allows it as `agent`, and it exchanges the code at the token endpoint.
+ */
+export async function signInOverHttp(
+  server: TestServer,
+  session: ConsoleSession,
+  agent: string,
+): Promise<SignedInOverHttp> {
+  const redirectUri = 'http://127.0.0.1:9/callback';
+  const registered = await fetch(`${server.url}/oauth/register`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      client_name: 'HTTP client',
+      redirect_uris: [redirectUri],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+    }),
+  });
+  expect(registered.status).toBe(201);
+  const clientId = ((await registered.json()) as { client_id: string }).client_id;
+  const verifier = randomBytes(32).toString('base64url');
+  const authorize = new URL(`${server.url}/oauth/authorize`);
+  authorize.search = new URLSearchParams({
+    response_type: 'code',
+    client_id: clientId,
+    redirect_uri: redirectUri,
+    code_challenge: createHash('sha256').update(verifier).digest('base64url'),
+    code_challenge_method: 'S256',
+  }).toString();
+  const asked = await fetch(authorize, { redirect: 'manual' });
+  expect(asked.status).toBe(302);
+  const consent = new URL(asked.headers.get('location')!).pathname;
+  const allowed = await session.request(consent, { decision: 'allow', agent });
+  const code = new URL(allowed.headers.get('location')!).searchParams.get('code')!;
+  const exchanged = await tokenRequest(server, {
+    grant_type: 'authorization_code',
+    code,
+    code_verifier: verifier,
+    client_id: clientId,
+    redirect_uri: redirectUri,
+  });
+  expect(exchanged.status).toBe(200);
+  return { clientId, redirectUri, code, verifier, tokens: exchanged.body as OAuthTokens };
+}
+
+/** A token endpoint request, as a client sends it (form-encoded). */
+export async function tokenRequest(server: { url: string }, form: Record<string, string>) {
+  const answer = await fetch(`${server.url}/oauth/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams(form),
+  });
+  return { status: answer.status, body: (await answer.json()) as Record<string, any> };
 }
