@@ -163,7 +163,9 @@ export function todoRoutes(sql: postgres.Sql, todos: TodoService): Router {
     router.post(`/todos/:id/${verb}`, async (req, res) => {
       const { id } = Id.parse(req.params);
       const { note } = NoteBody.parse(bodyOf(req.body));
-      res.json({ todo: await decideApproval(sql, actorOf(res), id, verdict, note) });
+      res.json({
+        todo: await decideApproval(sql, actorOf(res), id, verdict, note, todos.secrets),
+      });
     });
   }
 

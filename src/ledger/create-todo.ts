@@ -5,6 +5,7 @@ import { conflict, forbidden, invalid } from './ledger-error.js';
 import { findPrincipal } from './principals.js';
 import { neutraliseLine, neutraliseText } from '../contract/neutralise-text.js';
 import { insertEvent, todoColumns, type Todo, type TodoSource } from './todo.js';
+import { secretsInsert, withheldData, withholderFor, type SecretOptions } from './todo-secrets.js';
 import {
   assertKind,
   assertName,
@@ -46,7 +47,7 @@ export interface CreatedTodo {
 const LIVE_KEY = `idempotency_key is not null
   and (state in ('pending', 'claimed', 'quarantined') or (state = 'failed' and available_at is not null))`;
 
-export interface CreateOptions {
+export interface CreateOptions extends SecretOptions {
   /**
    * The caller announces the new todo's wake itself once its transaction has committed
    * (src/delivery/wake-notifier.ts), so that this commit does not NOTIFY: notifying commits
@@ -101,8 +102,9 @@ export async function prepareTodo(
   db: Db,
   actor: Actor,
   input: NewTodo,
-  { announceWake = false }: CreateOptions = {},
+  options: CreateOptions = {},
 ): Promise<PreparedTodo> {
+  const { announceWake = false } = options;
   assertQueue(input.queue);
   const kind = input.kind ?? 'manual';
   assertKind(kind);
@@ -116,9 +118,12 @@ export async function prepareTodo(
   }
   const attributedTo = actor.kind === 'system' ? input.attributed_to : humanBehind(actor);
   if (!attributedTo) throw invalid('a todo must be attributed to a human');
-  const title = neutraliseLine(input.title);
+  // Credentials are withheld from the text as written, before it is cut to size: a cut must
+  // not leave half of one behind, unrecognisable.
+  const withholder = withholderFor(options);
+  const title = neutraliseLine(withholder.withhold(input.title));
   if (title === '') throw invalid('title is empty');
-  const body = input.body == null ? null : neutraliseText(input.body);
+  const body = input.body == null ? null : neutraliseText(withholder.withhold(input.body));
   const key = input.key ?? null;
   if (key !== null && (key.length === 0 || key.length > 200))
     throw invalid('key must be 1 to 200 characters');
@@ -132,7 +137,10 @@ export async function prepareTodo(
   const quarantined = input.quarantined === true;
   // Provider text may be in it, and a released todo's history reaches agents: one clean line.
   const reason =
-    quarantined && input.quarantine_reason ? neutraliseLine(input.quarantine_reason, 500) : null;
+    quarantined && input.quarantine_reason
+      ? neutraliseLine(withholder.withhold(input.quarantine_reason), 500)
+      : null;
+  const data = { ...(reason === null ? {} : { reason }), ...withheldData(withholder) };
   if (input.assignee != null) {
     assertName(input.assignee, 'assignee');
     await assertAssignable(db, input.assignee, input.queue);
@@ -152,7 +160,7 @@ export async function prepareTodo(
         where ${when}
         on conflict (queue, idempotency_key) where ${db.unsafe(LIVE_KEY)} do nothing
         returning *
-      ), e as (${insertEvent(db, actor, quarantined ? 'quarantined' : 'created', reason === null ? null : { reason })})`,
+      ), e as (${insertEvent(db, actor, quarantined ? 'quarantined' : 'created', Object.keys(data).length ? data : null)})${secretsInsert(db, withholder, options)}`,
   };
 }
 

@@ -12,6 +12,8 @@ import {
   type CreatedTodo,
   type HeldBack,
   type NewTodo,
+  type Seal,
+  type SecretOptions,
   type Todo,
   type TodoSource,
 } from '../ledger/index.js';
@@ -40,6 +42,11 @@ export interface TodoHooks {
   ) => Promise<void>;
   /** A claim found its queue at a limit (e.g. counted in /metrics). */
   heldBack?: (heldBack: HeldBack) => void;
+  /**
+   * Seals the credentials withheld from a new todo's text (the server's secret box), kept for
+   * `secret show`; without it they are withheld and not kept.
+   */
+  seal?: Seal | null;
 }
 
 /**
@@ -57,18 +64,20 @@ export interface TodoService {
   reply(actor: Actor, id: number, text: string): Promise<{ todo: Todo; text: string }>;
   /** An approval asked by a person or an agent, recorded as coming from where they are. */
   requestApproval(actor: Actor, input: Omit<ApprovalRequest, 'source'>): Promise<Todo>;
+  /** How credentials withheld from a todo's text are kept, for the ledger calls made directly. */
+  secrets: SecretOptions;
 }
 
 /** The todo service over `sql`, with the server's hooks (none in a test that needs none). */
 export function createTodoService(sql: postgres.Sql, hooks: TodoHooks = {}): TodoService {
-  const { announce, afterComplete, afterReply, heldBack } = hooks;
+  const { announce, afterComplete, afterReply, heldBack, seal } = hooks;
   return {
     async create(actor, input) {
       const created = await createTodo(
         sql,
         actor,
         { ...input, source: sourceOf(actor) },
-        { announceWake: announce !== undefined },
+        { announceWake: announce !== undefined, seal },
       );
       if (created.created) announce?.([created.todo]);
       return created;
@@ -103,7 +112,9 @@ export function createTodoService(sql: postgres.Sql, hooks: TodoHooks = {}): Tod
       }),
 
     requestApproval: (actor, input) =>
-      requestApproval(sql, actor, { ...input, source: sourceOf(actor) }),
+      requestApproval(sql, actor, { ...input, source: sourceOf(actor) }, { seal }),
+
+    secrets: { seal },
   };
 }
 
