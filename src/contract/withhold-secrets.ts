@@ -5,15 +5,11 @@
  */
 import { randomBytes } from 'node:crypto';
 import { findSecrets } from './find-secrets.js';
+import { secretReference, WITHHELD } from './secret.js';
 
-/** What stands in a text for a credential that is not kept (no server key to seal it with). */
-export const WITHHELD = '[secret:withheld]';
+export { SECRET_ID, secretReference, WITHHELD } from './secret.js';
 
-/** How a reference to a kept credential reads: `[secret:k3j9x2m4q7ab]`. */
-export const secretReference = (id: string) => `[secret:${id}]`;
-
-/** A secret's id: 12 characters of an alphabet without look-alikes (0/o, 1/l), 60 random bits. */
-export const SECRET_ID = /^[a-km-np-z2-9]{12}$/;
+/** The alphabet of SECRET_ID. */
 const ALPHABET = 'abcdefghijkmnpqrstuvwxyz23456789';
 
 export interface WithheldSecret {

@@ -1,4 +1,6 @@
+import type postgres from 'postgres';
 import type { Db } from '../db/open-database.js';
+import type { Secret } from '../contract/secret.js';
 import { createWithholder, type Withholder } from '../contract/withhold-secrets.js';
 import { visibleTo, type Actor } from './actor.js';
 import { notFound } from './ledger-error.js';
@@ -8,6 +10,11 @@ import { eventInsert } from './record-event.js';
 export type Seal = (value: string) => Buffer;
 /** Opens what Seal sealed. */
 export type Unseal = (sealed: Buffer) => string;
+/** Both, under one key: the server's secret box (src/secrets/secret-box.ts). */
+export interface SecretKeeper {
+  seal(value: string): Buffer;
+  open(sealed: Buffer): string;
+}
 
 export interface SecretOptions {
   /**
@@ -48,13 +55,7 @@ export function withheldData(withholder: Withholder): Record<string, unknown> | 
   };
 }
 
-export interface ShownSecret {
-  id: string;
-  todo_id: number;
-  rule: string;
-  value: string;
-  created_at: Date;
-}
+export type ShownSecret = Secret;
 
 /**
  * A withheld credential's value, for whoever may read its todo (to anyone else it does not
@@ -83,4 +84,29 @@ export async function showSecret(
     data: { secret: row.id, rule: row.rule },
   })}`;
   return { id: row.id, todo_id: todoId, rule: row.rule, value, created_at: row.created_at };
+}
+
+/**
+ * Retention: the sealed credentials of todos that finished (done, canceled, failed for good)
+ * before the cutoff, `batch` at a time, each batch its own statement. Their references stay in
+ * the text; a fetch then finds nothing.
+ */
+export async function pruneFinishedSecrets(
+  sql: postgres.Sql,
+  cutoff: Date,
+  batch: number,
+  signal?: AbortSignal,
+): Promise<number> {
+  let deleted = 0;
+  while (!signal?.aborted) {
+    const { count } = await sql`
+      delete from todo_secrets where id in (
+        select s.id from todo_secrets s join todos t on t.id = s.todo_id
+        where (t.state in ('done', 'canceled') or (t.state = 'failed' and t.available_at is null))
+          and t.updated_at < ${cutoff}
+        limit ${batch} for update of s skip locked)`;
+    deleted += count;
+    if (count < batch) return deleted;
+  }
+  return deleted;
 }

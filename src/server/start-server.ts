@@ -326,7 +326,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       announce: wakes.announce,
       ...writeBackHooks({ github: () => gh.app() !== null }),
       heldBack: metrics.heldBack,
-      seal: box ? (value) => box.seal(value) : null,
+      box,
     });
     oauth = createOAuth({
       sql: db.sql,
