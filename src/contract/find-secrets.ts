@@ -87,12 +87,27 @@ const ASSIGNED =
 const WORDS = /^(?:[a-z]+(?:[_.-][a-z]+)*|[A-Z]+(?:[_.-][A-Z]+)*)$/;
 const MIN_ENTROPY = 3.5;
 /**
- * A private key's first line with no last line after it: a key cut short (a text cut to size,
- * a paste broken off) is withheld to the end of the text, which the preset's rule, wanting the
- * whole block, lets through.
+ * A private key block cut short — a text cut to size, a paste broken off, a block split across
+ * two texts — which the preset's rule, wanting the whole block, lets through: a first line with
+ * no last line after it is withheld to the end of its text, a last line with no first line
+ * before it from the start. A NUL ends a text: withhold-secrets.ts looks through several at once.
  */
 const KEY_BEGIN = /-----BEGIN[ A-Z]*PRIVATE KEY(?: BLOCK)?-----/g;
-const KEY_END = /-----END[ A-Z]*PRIVATE KEY(?: BLOCK)?-----/;
+const KEY_END = /-----END[ A-Z]*PRIVATE KEY(?: BLOCK)?-----/g;
+
+function cutShortKeys(text: string, finds: FoundSecret[]): void {
+  let start = 0;
+  for (const part of text.split('\u0000')) {
+    const begins = [...part.matchAll(KEY_BEGIN)].map((match) => match.index);
+    const ends = [...part.matchAll(KEY_END)].map((match) => match.index + match[0].length);
+    const open = begins.find((begin) => begin > (ends.at(-1) ?? -1));
+    if (open !== undefined)
+      finds.push({ start: start + open, end: start + part.length, rule: 'privatekey' });
+    const closed = ends.find((end) => end <= (begins[0] ?? Infinity));
+    if (closed !== undefined) finds.push({ start, end: start + closed, rule: 'privatekey' });
+    start += part.length + 1;
+  }
+}
 
 /** Every credential in `text`, in order, overlapping finds merged. */
 export function findSecrets(text: string): FoundSecret[] {
@@ -111,12 +126,7 @@ export function findSecrets(text: string): FoundSecret[] {
     finds.push({ start: match.index, end: match.index + match[0].length, rule: 'switchboard' });
   for (const match of text.matchAll(JWT))
     finds.push({ start: match.index, end: match.index + match[0].length, rule: 'jwt' });
-  if (text.includes('PRIVATE KEY')) {
-    for (const match of text.matchAll(KEY_BEGIN)) {
-      if (!KEY_END.test(text.slice(match.index)))
-        finds.push({ start: match.index, end: text.length, rule: 'privatekey' });
-    }
-  }
+  if (text.includes('PRIVATE KEY')) cutShortKeys(text, finds);
   for (const match of text.matchAll(ASSIGNED)) {
     const [start, end] = match.indices![1]!;
     const value = match[1]!;

@@ -22,11 +22,20 @@ export interface WithheldSecret {
 export interface Withholder {
   /** The text with each credential replaced by its reference. */
   withhold(text: string): string;
+  /**
+   * The same for several texts, looked through at once: the patterns' cost is mostly per call,
+   * so a delivery's few dozen short strings cost about what one of them would.
+   */
+  withholdAll(texts: readonly string[]): string[];
   /** The credentials withheld so far, each value once. Empty when they are not kept. */
   readonly secrets: WithheldSecret[];
   /** How many credentials were withheld, kept or not. */
   readonly count: number;
 }
+
+// Between texts looked through at once. A find that reaches across it is cut there: each text
+// has its part withheld.
+const SEPARATOR = '\u0000';
 
 /**
  * Withholds the credentials of one todo's texts: the same value met twice (in the title and the
@@ -35,26 +44,42 @@ export interface Withholder {
 export function createWithholder({ keep }: { keep: boolean }): Withholder {
   const byValue = new Map<string, WithheldSecret>();
   let count = 0;
-  return {
-    withhold(text) {
-      const finds = findSecrets(text);
-      if (finds.length === 0) return text;
-      let out = '';
-      let at = 0;
-      for (const { start, end, rule } of finds) {
-        const value = text.slice(start, end);
-        count++;
-        let reference = WITHHELD;
-        if (keep) {
-          let secret = byValue.get(value);
-          if (!secret) byValue.set(value, (secret = { id: newSecretId(), rule, value }));
-          reference = secretReference(secret.id);
+  const referenceTo = (value: string, rule: string) => {
+    count++;
+    if (!keep) return WITHHELD;
+    let secret = byValue.get(value);
+    if (!secret) byValue.set(value, (secret = { id: newSecretId(), rule, value }));
+    return secretReference(secret.id);
+  };
+  const withholdAll = (texts: readonly string[]): string[] => {
+    const joined = texts.join(SEPARATOR);
+    const finds = findSecrets(joined);
+    if (finds.length === 0) return [...texts];
+    const out: string[] = [];
+    let next = 0;
+    let start = 0;
+    for (const text of texts) {
+      const end = start + text.length;
+      let piece = '';
+      let at = start;
+      while (next < finds.length && finds[next]!.start < end) {
+        const find = finds[next]!;
+        const [from, to] = [Math.max(find.start, start), Math.min(find.end, end)];
+        if (from < to) {
+          piece += joined.slice(at, from) + referenceTo(joined.slice(from, to), find.rule);
+          at = to;
         }
-        out += text.slice(at, start) + reference;
-        at = end;
+        if (find.end > end) break; // it goes on in the next text
+        next++;
       }
-      return out + text.slice(at);
-    },
+      out.push(piece + joined.slice(at, end));
+      start = end + SEPARATOR.length;
+    }
+    return out;
+  };
+  return {
+    withhold: (text) => withholdAll([text])[0]!,
+    withholdAll,
     get secrets() {
       return [...byValue.values()];
     },
@@ -69,16 +94,25 @@ export function createWithholder({ keep }: { keep: boolean }): Withholder {
  * the todo made from it keeps the fetchable copy.
  */
 export function withholdInJson(value: unknown): unknown {
-  const withholder = createWithholder({ keep: false });
-  const walk = (node: unknown): unknown => {
-    if (typeof node === 'string') return withholder.withhold(node);
-    if (Array.isArray(node)) return node.map(walk);
+  const texts: string[] = [];
+  const collect = (node: unknown): void => {
+    if (typeof node === 'string') texts.push(node);
+    else if (Array.isArray(node)) node.forEach(collect);
+    else if (node !== null && typeof node === 'object') Object.values(node).forEach(collect);
+  };
+  collect(value);
+  const withheld = createWithholder({ keep: false }).withholdAll(texts);
+  if (withheld.every((text, i) => text === texts[i])) return value;
+  let i = 0;
+  const rebuild = (node: unknown): unknown => {
+    if (typeof node === 'string') return withheld[i++];
+    if (Array.isArray(node)) return node.map(rebuild);
     if (node !== null && typeof node === 'object') {
-      return Object.fromEntries(Object.entries(node).map(([key, inner]) => [key, walk(inner)]));
+      return Object.fromEntries(Object.entries(node).map(([key, inner]) => [key, rebuild(inner)]));
     }
     return node;
   };
-  return walk(value);
+  return rebuild(value);
 }
 
 function newSecretId(): string {

@@ -118,12 +118,9 @@ export async function prepareTodo(
   }
   const attributedTo = actor.kind === 'system' ? input.attributed_to : humanBehind(actor);
   if (!attributedTo) throw invalid('a todo must be attributed to a human');
-  // Credentials are withheld from the text as written, before it is cut to size: a cut must
-  // not leave half of one behind, unrecognisable.
-  const withholder = withholderFor(options);
-  const title = neutraliseLine(withholder.withhold(input.title));
+  const quarantined = input.quarantined === true;
+  const { withholder, title, body, reason } = cleanTexts(input, quarantined, options);
   if (title === '') throw invalid('title is empty');
-  const body = input.body == null ? null : neutraliseText(withholder.withhold(input.body));
   const key = input.key ?? null;
   if (key !== null && (key.length === 0 || key.length > 200))
     throw invalid('key must be 1 to 200 characters');
@@ -134,12 +131,6 @@ export async function prepareTodo(
     throw invalid('max_attempts must be a whole number from 1 to 100');
   }
   assertStorable({ key, url: input.url, meta: input.meta });
-  const quarantined = input.quarantined === true;
-  // Provider text may be in it, and a released todo's history reaches agents: one clean line.
-  const reason =
-    quarantined && input.quarantine_reason
-      ? neutraliseLine(withholder.withhold(input.quarantine_reason), 500)
-      : null;
   const data = { ...(reason === null ? {} : { reason }), ...withheldData(withholder) };
   if (input.assignee != null) {
     assertName(input.assignee, 'assignee');
@@ -161,6 +152,28 @@ export async function prepareTodo(
         on conflict (queue, idempotency_key) where ${db.unsafe(LIVE_KEY)} do nothing
         returning *
       ), e as (${insertEvent(db, actor, quarantined ? 'quarantined' : 'created', Object.keys(data).length ? data : null)})${secretsInsert(db, withholder, options)}`,
+  };
+}
+
+/**
+ * A new todo's texts as they are kept: their credentials withheld, from the text as written
+ * (before it is cut to size: a cut must not leave half of one behind, unrecognisable), then
+ * neutralised. A quarantine reason is provider text, and a released todo's history reaches
+ * agents: one clean line too.
+ */
+function cleanTexts(input: NewTodo, quarantined: boolean, options: SecretOptions) {
+  const withholder = withholderFor(options);
+  const given = quarantined && input.quarantine_reason ? input.quarantine_reason : null;
+  const [title, body, reason] = withholder.withholdAll([
+    input.title,
+    input.body ?? '',
+    given ?? '',
+  ]);
+  return {
+    withholder,
+    title: neutraliseLine(title!),
+    body: input.body == null ? null : neutraliseText(body!),
+    reason: given === null ? null : neutraliseLine(reason!, 500),
   };
 }
 

@@ -44,9 +44,10 @@ export async function requestApproval(
   }
   // A permission prompt's input (a command line, a file) may carry a credential: withheld.
   const withholder = withholderFor(options);
-  const title = neutraliseLine(withholder.withhold(input.question));
+  const [question, given] = withholder.withholdAll([input.question, input.body ?? '']);
+  const title = neutraliseLine(question!);
   if (title === '') throw invalid('question is empty');
-  const body = input.body == null ? null : neutraliseText(withholder.withhold(input.body));
+  const body = input.body == null ? null : neutraliseText(given!);
   const data = {
     ...(input.request_id ? { request_id: input.request_id } : {}),
     ...withheldData(withholder),

@@ -120,9 +120,17 @@ test('a secretlint-disable comment does not turn detection off', () => {
   expect(finds(`<!-- secretlint-disable -->\n${token}`)).toEqual([['github', token]]);
 });
 
-test('a private key block cut short is withheld to the end of the text', () => {
-  const cut = `key:\n${fakePrivateKey().slice(0, 200)}`;
-  expect(finds(cut)).toEqual([['privatekey', cut.slice(5)]]);
+test('a private key block cut short is withheld to the end of the text, or from its start', () => {
+  const key = fakePrivateKey();
+  const head = `key:\n${key.slice(0, 200)}`;
+  expect(finds(head)).toEqual([['privatekey', head.slice(5)]]);
+  const tail = `${key.slice(200)}\nthat was the key`;
+  expect(finds(tail)).toEqual([['privatekey', key.slice(200)]]);
+  // A whole block before it is no reason to let the cut one through.
+  expect(finds(`${key}\n${head}`)).toEqual([
+    ['privatekey', key],
+    ['privatekey', head.slice(5)],
+  ]);
 });
 
 test('several credentials in one text are each found, in order', () => {
@@ -160,6 +168,23 @@ test('a withholder that cannot keep withholds all the same, and keeps nothing', 
   expect(withholder.count).toBe(1);
 });
 
+test('withholdAll looks through several texts at once, each withheld on its own', () => {
+  const [token, jwt] = [FAKE.githubClassic(), fakeJwt()];
+  const withholder = createWithholder({ keep: true });
+  const [title, empty, body] = withholder.withholdAll([`t ${token}`, '', `${jwt} and ${token}`]);
+  const [first, second] = withholder.secrets;
+  expect([title, empty, body]).toEqual([
+    `t [secret:${first!.id}]`,
+    '',
+    `[secret:${second!.id}] and [secret:${first!.id}]`,
+  ]);
+  // A credential cut in two by the end of a text is withheld on both sides of the cut.
+  const key = fakePrivateKey();
+  const cut = key.indexOf('\n', 40);
+  const halves = createWithholder({ keep: false }).withholdAll([key.slice(0, cut), key.slice(cut)]);
+  expect(halves).toEqual([WITHHELD, WITHHELD]);
+});
+
 test('withholdInJson withholds in every string of a JSON value, and nothing else', () => {
   const token = FAKE.githubClassic();
   expect(
@@ -177,4 +202,6 @@ test('withholdInJson withholds in every string of a JSON value, and nothing else
     none: null,
     issue: { title: `t ${WITHHELD}`, labels: [WITHHELD, 'bug'] },
   });
+  const clean = { event: 'issues', issue: { title: 'nothing to hide', labels: ['bug'] } };
+  expect(withholdInJson(clean)).toBe(clean);
 });
