@@ -83,7 +83,7 @@ const JWT =
  * entropy per character (gitleaks' threshold for its generic rule), not words joined by `_-.`.
  */
 const ASSIGNED =
-  /(?:secret|token|passw(?:or)?d|pwd|api[_-]?key|access[_-]?key|auth|credential|private[_-]?key)[A-Za-z0-9_.-]*["']?\s*(?::|=>|=)\s*["']?([A-Za-z0-9+/=_~.-]{16,512})/dgi;
+  /(?:secret|token|passw(?:or)?d|pwd|api[_-]?key|access[_-]?key|auth|credential|private[_-]?key)[A-Za-z0-9_.-]*["']?\s*(?::|=>|=)\s*["']?([A-Za-z0-9+/=_~.-]{16,})/dgi;
 const WORDS = /^(?:[a-z]+(?:[_.-][a-z]+)*|[A-Z]+(?:[_.-][A-Z]+)*)$/;
 const MIN_ENTROPY = 3.5;
 /**

@@ -15,6 +15,7 @@ const finds = (text: string) =>
 const awsSecret = FAKE.awsSecretAccessKey();
 const dbPassword = FAKE.databasePassword();
 const apiKey = FAKE.apiKey();
+const longValue = randomText(800);
 
 // [what, the text around it, the credential, the rule that finds it]
 const CREDENTIALS: [string, string, string][] = [
@@ -72,6 +73,7 @@ test.each([
   ['a high-entropy api_key=value', `api_key=${apiKey}`, apiKey, 'generic'],
   ['a quoted client secret in JSON', `{"client_secret": "${apiKey}"}`, apiKey, 'generic'],
   ['a password in YAML', `password: ${apiKey}`, apiKey, 'generic'],
+  ['a long assigned value, all of it', `token=${longValue}`, longValue, 'generic'],
   [
     'an access token in a query string',
     `https://x.test/cb?access_token=${apiKey}&a=1`,
