@@ -5,6 +5,7 @@ import type {
   QueueLimitsChange,
 } from '../contract/queue.js';
 import type { GitHubAppInUse } from '../contract/github-app.js';
+import type { Secret as LedgerSecret } from '../contract/secret.js';
 import type { SlackAppView } from '../contract/slack-app.js';
 import type { Todo as LedgerTodo, TodoEvent as LedgerTodoEvent } from '../contract/todo.js';
 import { ApiError } from './client-errors.js';
@@ -25,6 +26,7 @@ export type ClaimedTodo = Todo & { lease_token: string };
 export type TodoEvent = Json<LedgerTodoEvent>;
 export type Principal = Json<Omit<LedgerPrincipal, 'id'>>;
 export type HeldBack = Json<LedgerHeldBack>;
+export type Secret = Json<LedgerSecret>;
 export type Queue = Omit<Json<LedgerQueue>, 'held_back'> & { held_back: HeldBack | null };
 
 export interface Credentials {
@@ -233,6 +235,9 @@ export function createApiClient(credentials: Credentials, options: ApiClientOpti
     cancel: (id: number, reason?: string) => post<{ todo: Todo }>(`${todo(id)}/cancel`, { reason }),
     releaseQuarantine: (id: number) => post<{ todo: Todo }>(`${todo(id)}/release-quarantine`),
     requestApproval: (input: NewApproval) => post<{ todo: Todo }>('/approvals', input),
+    /** A credential withheld from a todo's text; the fetch is recorded in the todo's history. */
+    showSecret: (id: string) =>
+      call<{ secret: Secret }>('GET', `/secrets/${encodeURIComponent(id)}`),
 
     listQueues: () => call<{ queues: Queue[] }>('GET', '/queues'),
     getQueue: (queue: string) =>

@@ -5,6 +5,7 @@
  * still has its tools. Imports nothing of the server.
  */
 import { z } from 'zod';
+import { SECRET_ID } from './secret.js';
 import { TODO_STATES } from './todo.js';
 
 // Every argument's error message says what to send instead: it is what the model reads.
@@ -131,6 +132,18 @@ export const TODO_TOOLS = {
     description:
       'Reply on a todo: the reply is kept in its history and, for GitHub todos, posted on the issue or pull request.',
     inputSchema: z.strictObject({ todo_id: todoId, text: text('text', 16_384) }),
+  },
+  get_secret: {
+    description:
+      'Read a credential withheld from a todo you can see, where its text says [secret:ID]. Fetch one only when the work needs it: each fetch is recorded in the todo’s history.',
+    inputSchema: z.strictObject({
+      secret_id: z
+        .string({ error: 'secret_id must be the ID of a [secret:ID] in a todo' })
+        .regex(SECRET_ID, {
+          error:
+            'secret_id must be the 12 characters of a [secret:ID] in a todo, e.g. k3j9x2m4q7ab',
+        }),
+    }),
   },
   request_approval: {
     description:

@@ -16,6 +16,7 @@ import {
   releaseTodo,
   TODO_STATES,
 } from '../ledger/index.js';
+import { SECRET_ID } from '../contract/secret.js';
 import { isOwnChannelSession } from '../delivery/is-own-channel-session.js';
 import type { TodoService } from '../todos/create-todo-service.js';
 import { actorOf } from './authenticate.js';
@@ -30,6 +31,9 @@ const PositiveInteger = z
   .transform(Number)
   .pipe(z.number().max(Number.MAX_SAFE_INTEGER));
 const Id = z.object({ id: PositiveInteger });
+const SecretId = z.object({
+  id: z.string().regex(SECRET_ID, 'must be the id of a [secret:ID] in a todo, e.g. k3j9x2m4q7ab'),
+});
 const LeaseSeconds = z.number().int().min(1).max(86_400).default(LEASE_DEFAULT_SECONDS);
 const LeaseToken = z.uuid({ error: 'lease_token must be the UUID returned by claim' });
 const Text = z.string().max(65_536);
@@ -104,6 +108,13 @@ export function todoRoutes(sql: postgres.Sql, todos: TodoService): Router {
     res.json(await getTodoWithHistory(sql, actorOf(res), id));
   });
 
+  // The value of a credential withheld from a todo: recorded in the todo's history, never cached.
+  router.get('/secrets/:id', async (req, res) => {
+    const { id } = SecretId.parse(req.params);
+    const secret = await todos.showSecret(actorOf(res), id);
+    res.set('cache-control', 'no-store').json({ secret });
+  });
+
   router.post('/todos/:id/claim', async (req, res) => {
     const { id } = Id.parse(req.params);
     const { lease_seconds } = ClaimBody.parse(bodyOf(req.body));
@@ -163,7 +174,9 @@ export function todoRoutes(sql: postgres.Sql, todos: TodoService): Router {
     router.post(`/todos/:id/${verb}`, async (req, res) => {
       const { id } = Id.parse(req.params);
       const { note } = NoteBody.parse(bodyOf(req.body));
-      res.json({ todo: await decideApproval(sql, actorOf(res), id, verdict, note) });
+      res.json({
+        todo: await decideApproval(sql, actorOf(res), id, verdict, note, todos.secrets),
+      });
     });
   }
 

@@ -48,7 +48,11 @@ export interface IntakeOptions {
    * without one every GitHub delivery is refused (503).
    */
   githubSecret: () => string | undefined;
-  /** Opens the sources' secrets; null (no server key): every source's delivery is refused (503). */
+  /**
+   * Opens the sources' secrets, and seals the credentials withheld from todos; null (no server
+   * key): every source's delivery is refused (503), and a GitHub todo's credentials are withheld
+   * without being kept.
+   */
   box: SecretBox | null;
   /** Announces new todos' wakes after their commit (src/delivery/wake-notifier.ts). */
   announce?: ((todos: Todo[]) => void) | undefined;
@@ -111,7 +115,8 @@ const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
  * body against the corrected delivery.
  */
 export function createIntake(options: IntakeOptions): Intake {
-  const { sql, log } = options;
+  const { sql, log, box } = options;
+  const seal = box ? (value: string) => box.seal(value) : null;
 
   const github = (): Origin => {
     const secret = options.githubSecret();
@@ -275,7 +280,12 @@ export function createIntake(options: IntakeOptions): Intake {
           sql,
           { provider, source: origin.name, deliveryId, facts, bodySha256 },
           decision,
-          { deadline, replayWindowMs: origin.tuning.replayWindowMs, announce: options.announce },
+          {
+            deadline,
+            replayWindowMs: origin.tuning.replayWindowMs,
+            announce: options.announce,
+            seal,
+          },
         ),
         deadline - Date.now(),
       );

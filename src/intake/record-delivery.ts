@@ -8,12 +8,14 @@ import {
   translateConstraintErrors,
   type NewTodo,
   type PreparedTodo,
+  type Seal,
   type Todo,
 } from '../ledger/index.js';
 import { enqueueWriteBack } from '../outbox/enqueue-write-back.js';
 import type { Decision, Disposition } from '../providers/decide-delivery.js';
 import type { Facts, Provider } from '../providers/provider.js';
 import { TimeoutError } from '../providers/with-timeout.js';
+import { withholdInJson } from '../contract/withhold-secrets.js';
 import { claimDeliveryId, type ArrivingTodo } from './claim-delivery-id.js';
 
 export interface RecordedDelivery {
@@ -33,6 +35,11 @@ export interface RecordOptions {
   replayWindowMs: number;
   /** Announces a new todo's wake once the delivery has committed (src/delivery/wake-notifier.ts). */
   announce?: ((todos: Todo[]) => void) | undefined;
+  /**
+   * Seals the credentials withheld from the todo's text (and a verdict's note); without it they
+   * are withheld and not kept.
+   */
+  seal?: Seal | null | undefined;
 }
 
 const NOTE_MAX = 1000;
@@ -59,7 +66,7 @@ export async function recordDelivery(
     bodySha256: Buffer;
   },
   decision: Decision,
-  { deadline, replayWindowMs, announce }: RecordOptions,
+  { deadline, replayWindowMs, announce, seal }: RecordOptions,
 ): Promise<RecordedDelivery> {
   const { provider, source, facts } = delivery;
   const notes = [...decision.notes];
@@ -74,14 +81,16 @@ export async function recordDelivery(
     subject: columns.subject?.slice(0, 300) ?? null,
     actor: columns.actor?.slice(0, 200) ?? null,
     installation_id: columns.installationId,
-    facts,
+    // What the rules read is kept, but for its credentials: the todo made from it keeps those,
+    // sealed, and the record says `[secret:withheld]`.
+    facts: withholdInJson(facts),
     body_sha256: delivery.bodySha256,
   };
   const assertInTime = () => {
     if (Date.now() >= deadline) throw new TimeoutError('the delivery deadline passed');
   };
   const system = systemActor(provider.kind, source);
-  const wakeOptions = { announceWake: announce !== undefined };
+  const wakeOptions = { announceWake: announce !== undefined, seal };
 
   let made: Todo | undefined;
   const record = async (tx: postgres.TransactionSql): Promise<RecordedDelivery | 'raced'> => {
@@ -137,7 +146,7 @@ export async function recordDelivery(
       const why = arrival.outcome === 'replay' ? arrival.note : null;
       if (id === null) {
         [{ id }] = await tx<[{ id: number }]>`
-          insert into deliveries ${tx({ ...row, facts: tx.json(facts as never), disposition: 'duplicate', note: why })}
+          insert into deliveries ${tx({ ...row, facts: tx.json(row.facts as never), disposition: 'duplicate', note: why })}
           returning id`;
       }
       assertInTime();
@@ -146,7 +155,7 @@ export async function recordDelivery(
     const { id } = arrival;
 
     if (decision.verdict && provider.verdicts) {
-      const outcome = await provider.verdicts.decide(tx, facts, decision.verdict);
+      const outcome = await provider.verdicts.decide(tx, facts, decision.verdict, { seal });
       notes.push(outcome.note);
       const disposition = outcome.decided ? 'verdict' : 'verdict_refused';
       await tx`update deliveries set disposition = ${disposition}, note = ${note()} where id = ${id}`;

@@ -5,6 +5,7 @@ import { conflict, forbidden, invalid } from './ledger-error.js';
 import { findPrincipal } from './principals.js';
 import { neutraliseLine, neutraliseText } from '../contract/neutralise-text.js';
 import { insertEvent, todoColumns, type Todo, type TodoSource } from './todo.js';
+import { secretsInsert, withheldData, withholderFor, type SecretOptions } from './todo-secrets.js';
 import {
   assertKind,
   assertName,
@@ -46,7 +47,7 @@ export interface CreatedTodo {
 const LIVE_KEY = `idempotency_key is not null
   and (state in ('pending', 'claimed', 'quarantined') or (state = 'failed' and available_at is not null))`;
 
-export interface CreateOptions {
+export interface CreateOptions extends SecretOptions {
   /**
    * The caller announces the new todo's wake itself once its transaction has committed
    * (src/delivery/wake-notifier.ts), so that this commit does not NOTIFY: notifying commits
@@ -101,8 +102,9 @@ export async function prepareTodo(
   db: Db,
   actor: Actor,
   input: NewTodo,
-  { announceWake = false }: CreateOptions = {},
+  options: CreateOptions = {},
 ): Promise<PreparedTodo> {
+  const { announceWake = false } = options;
   assertQueue(input.queue);
   const kind = input.kind ?? 'manual';
   assertKind(kind);
@@ -116,9 +118,9 @@ export async function prepareTodo(
   }
   const attributedTo = actor.kind === 'system' ? input.attributed_to : humanBehind(actor);
   if (!attributedTo) throw invalid('a todo must be attributed to a human');
-  const title = neutraliseLine(input.title);
+  const quarantined = input.quarantined === true;
+  const { withholder, title, body, reason } = cleanTexts(input, quarantined, options);
   if (title === '') throw invalid('title is empty');
-  const body = input.body == null ? null : neutraliseText(input.body);
   const key = input.key ?? null;
   if (key !== null && (key.length === 0 || key.length > 200))
     throw invalid('key must be 1 to 200 characters');
@@ -129,10 +131,7 @@ export async function prepareTodo(
     throw invalid('max_attempts must be a whole number from 1 to 100');
   }
   assertStorable({ key, url: input.url, meta: input.meta });
-  const quarantined = input.quarantined === true;
-  // Provider text may be in it, and a released todo's history reaches agents: one clean line.
-  const reason =
-    quarantined && input.quarantine_reason ? neutraliseLine(input.quarantine_reason, 500) : null;
+  const data = { ...(reason === null ? {} : { reason }), ...withheldData(withholder) };
   if (input.assignee != null) {
     assertName(input.assignee, 'assignee');
     await assertAssignable(db, input.assignee, input.queue);
@@ -152,7 +151,29 @@ export async function prepareTodo(
         where ${when}
         on conflict (queue, idempotency_key) where ${db.unsafe(LIVE_KEY)} do nothing
         returning *
-      ), e as (${insertEvent(db, actor, quarantined ? 'quarantined' : 'created', reason === null ? null : { reason })})`,
+      ), e as (${insertEvent(db, actor, quarantined ? 'quarantined' : 'created', Object.keys(data).length ? data : null)})${secretsInsert(db, withholder, options)}`,
+  };
+}
+
+/**
+ * A new todo's texts as they are kept: their credentials withheld, from the text as written
+ * (before it is cut to size: a cut must not leave half of one behind, unrecognisable), then
+ * neutralised. A quarantine reason is provider text, and a released todo's history reaches
+ * agents: one clean line too.
+ */
+function cleanTexts(input: NewTodo, quarantined: boolean, options: SecretOptions) {
+  const withholder = withholderFor(options);
+  const given = quarantined && input.quarantine_reason ? input.quarantine_reason : null;
+  const [title, body, reason] = withholder.withholdAll([
+    input.title,
+    input.body ?? '',
+    given ?? '',
+  ]);
+  return {
+    withholder,
+    title: neutraliseLine(title!),
+    body: input.body == null ? null : neutraliseText(body!),
+    reason: given === null ? null : neutraliseLine(reason!, 500),
   };
 }
 

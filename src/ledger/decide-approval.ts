@@ -4,6 +4,7 @@ import { conflict, forbidden, notFound } from './ledger-error.js';
 import { displayId, insertEvent, todoColumns, type Todo, type Verdict } from './todo.js';
 import { assertStorable } from './validate.js';
 import { excerpt } from '../contract/neutralise-text.js';
+import { secretsInsert, withheldData, withholderFor, type SecretOptions } from './todo-secrets.js';
 
 /**
  * Records a human's verdict on an approval. Only a human decides — the approval's assignee or an
@@ -15,11 +16,16 @@ export async function decideApproval(
   actor: Actor,
   id: number,
   verdict: Verdict,
-  note?: string | null,
+  given?: string | null,
+  options: SecretOptions = {},
 ): Promise<Todo> {
   if (actor.kind !== 'human')
     throw forbidden('only a human may approve or deny; agents never decide');
-  assertStorable({ note });
+  assertStorable({ note: given });
+  // The note reaches the agent that asked, and may come from a GitHub comment: withheld there too.
+  const withholder = withholderFor(options);
+  const note = given == null ? given : withholder.withhold(given);
+  const data = { ...(note ? { note: excerpt(note) } : {}), ...withheldData(withholder) };
   const mayDecide = actor.principal.is_admin ? db`true` : db`t.assignee = ${actor.name}`;
   const [todo] = await db<Todo[]>`
     with t as (
@@ -28,7 +34,7 @@ export async function decideApproval(
       where t.id = ${id} and t.kind = 'approval' and t.state = 'pending' and t.expires_at > now()
         and ${mayDecide} and ${visibleTo(db, actor)}
       returning t.*
-    ), e as (${insertEvent(db, actor, verdict === 'allow' ? 'approved' : 'denied', note ? { note: excerpt(note) } : null)})
+    ), e as (${insertEvent(db, actor, verdict === 'allow' ? 'approved' : 'denied', Object.keys(data).length ? data : null)})${secretsInsert(db, withholder, options)}
     select ${todoColumns(db)} from t`;
   if (todo) return todo;
 

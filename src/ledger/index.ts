@@ -28,6 +28,7 @@ export * from './reply-to-todo.js';
 export * from './request-approval.js';
 export * from './sweep-todos.js';
 export * from './todo.js';
+export * from './todo-secrets.js';
 export * from './tokens.js';
 export { translateConstraintErrors } from './validate.js';
 export * from './vend-principal.js';

@@ -339,5 +339,6 @@ const INSTRUCTIONS = [
   'the lease (default 300 s): heartbeat_todo to keep it, then complete_todo, fail_todo or release_todo.',
   'Lease tokens are remembered by this session. Notifications (level info, logger "switchboard") tell you',
   'when a todo is waiting: they carry todo_id and queue; claim to get the work. To ask your human a',
-  'yes/no question, use request_approval and read the verdict with get_todo.',
+  'yes/no question, use request_approval and read the verdict with get_todo. A [secret:ID] in a todo is a',
+  'credential withheld from its text: get_secret gives its value, only when the work needs it.',
 ].join(' ');

@@ -200,6 +200,16 @@ export function registerTodoTools(server: McpServer, context: ToolContext): void
     }),
   );
 
+  server.registerTool('get_secret', TODO_TOOLS.get_secret, ({ secret_id }) =>
+    run('get_secret', async () => {
+      const secret = await todos.showSecret(actor, secret_id);
+      return ok(
+        { secret },
+        `secret ${secret.id} of todo #${secret.todo_id} (${secret.rule}); this fetch is in the todo's history`,
+      );
+    }),
+  );
+
   server.registerTool(
     'request_approval',
     TODO_TOOLS.request_approval,

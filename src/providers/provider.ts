@@ -3,7 +3,7 @@ import type postgres from 'postgres';
 import type { Probot } from 'probot';
 import type { ReconcileReport } from '../contract/deliveries.js';
 import type { ProviderKind } from '../contract/todo.js';
-import type { Todo } from '../ledger/index.js';
+import type { SecretOptions, Todo } from '../ledger/index.js';
 import type { Logger } from '../logger.js';
 import type { Outbound } from '../outbound/create-outbound.js';
 import type { RuleSet } from './rule-schema.js';
@@ -236,6 +236,8 @@ export interface Provider<Rules = unknown> {
       tx: postgres.TransactionSql,
       facts: Facts,
       command: VerdictCommand,
+      /** Seals a credential withheld from the verdict's note (none without a server key). */
+      secrets: SecretOptions,
     ): Promise<{ decided: boolean; note: string }>;
   };
   /** Reactions on what made a pending todo (GitHub's 👀), and a note when there can be none. */

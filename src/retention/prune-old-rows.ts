@@ -1,5 +1,9 @@
 import type postgres from 'postgres';
-import { pruneFinishedHistories, type HistoryCursor } from '../ledger/index.js';
+import {
+  pruneFinishedHistories,
+  pruneFinishedSecrets,
+  type HistoryCursor,
+} from '../ledger/index.js';
 
 /** How many rows of each table one pass deleted. */
 export interface Pruned {
@@ -7,6 +11,7 @@ export interface Pruned {
   outbox: number;
   github_redeliveries: number;
   todo_events: number;
+  todo_secrets: number;
 }
 
 export interface PruneOptions {
@@ -25,7 +30,8 @@ export interface PruneOptions {
  * at most `batchSize` rows that no one holds (`for update skip locked`, so a writer holding one
  * of them is neither waited for nor blocked), deletes them, and commits. Kept, whatever their age:
  * the todos themselves (the durable, attributed record), each finished todo's last event (who
- * finished it, how), pending write-backs, and the history of todos still open.
+ * finished it, how), pending write-backs, and the history and withheld credentials of todos still
+ * open.
  */
 export async function pruneOldRows(sql: postgres.Sql, options: PruneOptions): Promise<Pruned> {
   const batch = options.batchSize ?? 1000;
@@ -36,6 +42,7 @@ export async function pruneOldRows(sql: postgres.Sql, options: PruneOptions): Pr
     outbox: 0,
     github_redeliveries: 0,
     todo_events: 0,
+    todo_secrets: 0,
   };
   /**
    * Rows of `table` older than the cutoff by `age`, but for those `keep` holds back, a batch at a
@@ -58,5 +65,6 @@ export async function pruneOldRows(sql: postgres.Sql, options: PruneOptions): Pr
   await prune('outbox', 'id', 'created_at', sql`and state <> 'pending'`);
   await prune('github_redeliveries', 'guid', 'requested_at');
   pruned.todo_events = await pruneFinishedHistories(sql, cutoff, batch, options);
+  pruned.todo_secrets = await pruneFinishedSecrets(sql, cutoff, batch, options.signal);
   return pruned;
 }

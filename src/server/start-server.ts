@@ -329,6 +329,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       announce: wakes.announce,
       ...writeBackHooks({ github: () => gh.app() !== null }),
       heldBack: metrics.heldBack,
+      box,
     });
     oauth = createOAuth({
       sql: db.sql,

@@ -50,7 +50,13 @@ export function createSlack(options: {
   const { sql, box, log, address, kick } = options;
   const clients = createSlackClients(options.apiUrl);
   const publicUrl = () => address.url();
-  const work = createSlackWork({ sql, clients, log, publicUrl });
+  const work = createSlackWork({
+    sql,
+    clients,
+    log,
+    publicUrl,
+    seal: box ? (value) => box.seal(value) : null,
+  });
   const { interactions, events } = slackRoutes({ sql, box, log, work });
   let notifier: SlackNotifier | undefined;
   return {

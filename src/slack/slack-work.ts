@@ -7,6 +7,7 @@ import {
   LedgerError,
   type Actor,
   type Principal,
+  type Seal,
   type Todo,
 } from '../ledger/index.js';
 import type { Logger } from '../logger.js';
@@ -54,8 +55,10 @@ export function createSlackWork(options: {
   clients: SlackClientFactory;
   log: Logger;
   publicUrl: () => string;
+  /** Seals a credential withheld from a verdict's note (none without a server key). */
+  seal: Seal | null;
 }): SlackWork {
-  const { sql, clients, log, publicUrl } = options;
+  const { sql, clients, log, publicUrl, seal } = options;
   const inFlight = new Set<Promise<unknown>>();
   const track = (work: Promise<unknown>) => {
     const tracked = work.catch((error: unknown) => {
@@ -132,6 +135,7 @@ export function createSlackWork(options: {
         todoId,
         verdict,
         note?.trim() ? note : null,
+        { seal },
       );
     } catch (error) {
       if (!(error instanceof LedgerError)) throw error;

@@ -12,6 +12,11 @@ import {
   type CreatedTodo,
   type HeldBack,
   type NewTodo,
+  conflict,
+  showSecret,
+  type SecretKeeper,
+  type SecretOptions,
+  type ShownSecret,
   type Todo,
   type TodoSource,
 } from '../ledger/index.js';
@@ -40,6 +45,11 @@ export interface TodoHooks {
   ) => Promise<void>;
   /** A claim found its queue at a limit (e.g. counted in /metrics). */
   heldBack?: (heldBack: HeldBack) => void;
+  /**
+   * Seals the credentials withheld from a new todo's text, and opens them for `secret show`: the
+   * server's secret box. Without it they are withheld and not kept.
+   */
+  box?: SecretKeeper | null;
 }
 
 /**
@@ -57,18 +67,23 @@ export interface TodoService {
   reply(actor: Actor, id: number, text: string): Promise<{ todo: Todo; text: string }>;
   /** An approval asked by a person or an agent, recorded as coming from where they are. */
   requestApproval(actor: Actor, input: Omit<ApprovalRequest, 'source'>): Promise<Todo>;
+  /** A withheld credential's value, for whoever may read its todo; the fetch is recorded. */
+  showSecret(actor: Actor, id: string): Promise<ShownSecret>;
+  /** How credentials withheld from a todo's text are kept, for the ledger calls made directly. */
+  secrets: SecretOptions;
 }
 
 /** The todo service over `sql`, with the server's hooks (none in a test that needs none). */
 export function createTodoService(sql: postgres.Sql, hooks: TodoHooks = {}): TodoService {
-  const { announce, afterComplete, afterReply, heldBack } = hooks;
+  const { announce, afterComplete, afterReply, heldBack, box } = hooks;
+  const seal = box ? (value: string) => box.seal(value) : null;
   return {
     async create(actor, input) {
       const created = await createTodo(
         sql,
         actor,
         { ...input, source: sourceOf(actor) },
-        { announceWake: announce !== undefined },
+        { announceWake: announce !== undefined, seal },
       );
       if (created.created) announce?.([created.todo]);
       return created;
@@ -103,7 +118,18 @@ export function createTodoService(sql: postgres.Sql, hooks: TodoHooks = {}): Tod
       }),
 
     requestApproval: (actor, input) =>
-      requestApproval(sql, actor, { ...input, source: sourceOf(actor) }),
+      requestApproval(sql, actor, { ...input, source: sourceOf(actor) }, { seal }),
+
+    async showSecret(actor, id) {
+      if (!box) {
+        throw conflict(
+          'no secret can be opened on this server: it has no SWITCHBOARD_SECRET_KEY (a credential found without one was withheld and not kept)',
+        );
+      }
+      return showSecret(sql, actor, id, (sealed) => box.open(sealed));
+    },
+
+    secrets: { seal },
   };
 }
 

@@ -145,7 +145,7 @@ export function pageRoutes({ sql, todos, render, address, tokens }: PageRouteOpt
     if (!mayDecide(todo, web.actor)) throw notFound(`approval #${id} not found`);
     let flash: string | undefined;
     try {
-      await decideApproval(sql, web.actor, id, form.verdict, blankToNull(form.note));
+      await decideApproval(sql, web.actor, id, form.verdict, blankToNull(form.note), todos.secrets);
     } catch (error) {
       // The first verdict wins: the loser is shown the winner, not an error page.
       if (!(error instanceof LedgerError) || error.code !== 'conflict') throw error;

@@ -116,6 +116,7 @@ const VALID: Record<string, Record<string, unknown>> = {
   create_todo: { queue: 'reviews', title: 'valid' },
   reply: { todo_id: 1, text: 'valid' },
   request_approval: { question: 'valid?' },
+  get_secret: { secret_id: 'abcdefghijkm' },
 };
 const TOOLS = Object.keys(VALID);
 

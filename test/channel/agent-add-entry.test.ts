@@ -63,7 +63,7 @@ test('regression: the .mcp.json that agent add printed ran `npx switchboard chan
   try {
     const { tools } = await claude.client.listTools();
     expect(tools.map((tool) => tool.name)).toContain('claim_next');
-    expect(tools).toHaveLength(11);
+    expect(tools).toHaveLength(12);
     const listed = await claude.call('list_todos', { queue: 'elsewhere' });
     expect(listed.isError, listed.text).toBeFalsy();
     expect(listed.structuredContent).toEqual({ todos: [] });

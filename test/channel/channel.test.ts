@@ -69,6 +69,7 @@ describe.concurrent('handshake', () => {
           'complete_todo',
           'create_todo',
           'fail_todo',
+          'get_secret',
           'get_todo',
           'heartbeat_todo',
           'list_todos',

@@ -92,7 +92,7 @@ test("regression: the plugin's .mcp.json ran `npx switchboard channel`", async (
   );
   try {
     const { tools } = await claude.client.listTools();
-    expect(tools).toHaveLength(11);
+    expect(tools).toHaveLength(12);
     const listed = await claude.call('list_todos');
     expect(listed.isError, listed.text).toBeFalsy();
     expect(claude.errors).toEqual([]);

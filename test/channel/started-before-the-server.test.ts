@@ -56,7 +56,7 @@ test('regression: a channel started while the server is down listed no tools for
   // Exactly what /mcp lists: names, descriptions, input schemas, hints.
   mcp = await connectMcp(second.url, token);
   const served = (await mcp.client.listTools()).tools;
-  expect(served.map((tool) => tool.name)).toHaveLength(11);
+  expect(served.map((tool) => tool.name)).toHaveLength(12);
   expect(listedWhileDown).toEqual(served);
 
   // The same call works now, in the same session: no restart of the channel.

@@ -1,5 +1,6 @@
 import nock from 'nock';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
+import { FAKE } from '../support/fake-credentials.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { deliver, readFixture } from './deliver.js';
 import {
@@ -145,6 +146,21 @@ describe('`/approve N` and `/deny N` comments', () => {
       state: 'pending',
       verdict: null,
     });
+  });
+
+  test('a credential in the verdict’s note is withheld, and kept for whoever may read the approval', async () => {
+    nockGitHub();
+    const id = await approvalAboutIssueOne();
+    const token = FAKE.githubClassic();
+    const delivered = await comment(`/deny #${id} no: revoke ${token} first`);
+    expect(await dispositionOf(delivered.id)).toMatchObject({ disposition: 'verdict' });
+    const { body } = await server.api(coder, 'GET', `/todos/${id}`);
+    expect(JSON.stringify(body)).not.toContain(token);
+    const [, secretId] = /^no: revoke \[secret:([a-z2-9]{12})\] first$/.exec(body.todo.summary)!;
+    const denied = body.history.find((e: { action: string }) => e.action === 'denied');
+    expect(denied.data).toMatchObject({ note: body.todo.summary, withheld: 1 });
+    const shown = await server.api(agent, 'GET', `/secrets/${secretId}`);
+    expect(shown.body.secret).toMatchObject({ todo_id: id, value: token });
   });
 
   test('the first verdict wins: a second comment is refused with who decided', async () => {

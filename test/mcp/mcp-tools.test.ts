@@ -33,6 +33,7 @@ const TOOLS = [
   'create_todo',
   'reply',
   'request_approval',
+  'get_secret',
 ];
 
 test('the tools of DESIGN 5.4, none of which records a verdict', async () => {

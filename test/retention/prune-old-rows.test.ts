@@ -16,7 +16,9 @@ import {
 import { silentLogger } from '../../src/logger.js';
 import { createPruner } from '../../src/retention/create-pruner.js';
 import { pruneOldRows } from '../../src/retention/prune-old-rows.js';
+import { createSecretBox } from '../../src/secrets/secret-box.js';
 import { startServer } from '../../src/server/start-server.js';
+import { FAKE } from '../support/fake-credentials.js';
 import { createCast, type Cast } from '../support/principals.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 
@@ -202,6 +204,7 @@ describe.sequential('a pass', () => {
       github_redeliveries: 1,
       // done: created, claimed, replied; canceled: created; dead: created, claimed.
       todo_events: 6,
+      todo_secrets: 0,
     });
     for (const [table, ids] of Object.entries(rows.gone))
       for (const id of ids) expect(await exists(table, id), `${table} ${id}`).toBe(false);
@@ -226,12 +229,43 @@ describe.sequential('a pass', () => {
       outbox: 0,
       github_redeliveries: 0,
       todo_events: 0,
+      todo_secrets: 0,
     };
     expect(cursor.history).not.toBeNull();
     expect(await pruneOldRows(db.sql, { retentionDays: DAYS, batchSize: 2, cursor })).toEqual(
       nothing,
     );
     expect(await pruneOldRows(db.sql, { retentionDays: DAYS, batchSize: 2 })).toEqual(nothing);
+  });
+
+  test('the credentials withheld from a todo go once it finished that long ago; an open or recent todo keeps them', async () => {
+    const box = createSecretBox(randomBytes(32));
+    const seal = (value: string) => box.seal(value);
+    const withSecret = async (title: string) =>
+      (
+        await createTodo(
+          db.sql,
+          cast.bob,
+          { queue: 'reviews', title: `${title} ${FAKE.githubClassic()}`, source: 'cli' },
+          { seal },
+        )
+      ).todo.id;
+    const finishedLongAgo = await withSecret('finished long ago');
+    await cancelTodo(db.sql, cast.bob, finishedLongAgo);
+    await age(finishedLongAgo, DAYS + 1);
+    const openLong = await withSecret('open for long');
+    await age(openLong, DAYS + 1);
+    const finishedToday = await withSecret('finished today');
+    await cancelTodo(db.sql, cast.bob, finishedToday);
+    const secretsOf = async (todoId: number) =>
+      (await db.sql`select id from todo_secrets where todo_id = ${todoId}`).length;
+    expect(await secretsOf(finishedLongAgo)).toBe(1);
+
+    const pruned = await pruneOldRows(db.sql, { retentionDays: DAYS, batchSize: 2 });
+    expect(pruned.todo_secrets).toBe(1);
+    expect(await secretsOf(finishedLongAgo)).toBe(0);
+    expect(await secretsOf(openLong)).toBe(1);
+    expect(await secretsOf(finishedToday)).toBe(1);
   });
 
   test('a todo that finishes after it had been waiting long has its history pruned once it is old', async () => {

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { FAKE } from '../support/fake-credentials.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { SLACK_TIMESTAMP_TOLERANCE_SECONDS } from '../../src/slack/verify-slack-request.js';
 import {
@@ -155,6 +156,24 @@ describe('a linked human decides in Slack', () => {
     expect(
       history.find((e) => e.action === 'wake_stored')?.data.reason ?? 'Slack tells them',
     ).toContain('Slack tells them');
+  });
+
+  test('a credential in what an approval asks reaches Slack only as [secret:ID]', async () => {
+    const alice = await human();
+    const token = FAKE.githubClassic();
+    const id = await ask(
+      alice,
+      `may I push with ${token}?`,
+      `git push https://x:${token}@github.com/acme/api`,
+    );
+    await expect.poll(() => posted(id)).toBeDefined();
+    const message = JSON.stringify(posted(id)!.args);
+    expect(message).not.toContain(token);
+    const [, secretId] = /\[secret:([a-z2-9]{12})\]/.exec(message)!;
+    expect(message).toContain(`may I push with [secret:${secretId}]?`);
+    // The human who decides may read it before deciding.
+    const shown = await server.api(alice.token, 'GET', `/secrets/${secretId}`);
+    expect(shown.body.secret.value).toBe(token);
   });
 
   test('a long input is cut, with a link to all of it on the console', async () => {

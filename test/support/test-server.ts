@@ -18,6 +18,10 @@ import {
 
 export const WEBHOOK_SECRET = 'test-webhook-secret';
 
+/** The server key (SWITCHBOARD_SECRET_KEY) of a test server on `schema`, base64. */
+export const testSecretKey = (schema: string) =>
+  createHash('sha256').update(`switchboard-test:${schema}`).digest('base64');
+
 /** Octokit as Probot builds it, minus retries and throttling, which only slow failing tests down. */
 export const TestOctokit = ProbotOctokit.defaults((options: Record<string, unknown>) => ({
   ...options,
@@ -110,8 +114,7 @@ export async function startTestServer(
   };
   const schema = options.schema ?? `s_${randomBytes(6).toString('hex')}`;
   // The key that seals sources' secrets: one per schema, so a second process on it shares it.
-  if (!options.noSecretKey)
-    config.secretKey = createHash('sha256').update(`switchboard-test:${schema}`).digest('base64');
+  if (!options.noSecretKey) config.secretKey = testSecretKey(schema);
   const server = await startServer({
     config,
     log: options.log ?? silentLogger,

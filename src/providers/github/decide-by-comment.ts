@@ -5,6 +5,7 @@ import {
   displayId,
   findHumanByGithubLogin,
   LedgerError,
+  type SecretOptions,
   type Todo,
 } from '../../ledger/index.js';
 import type { VerdictCommand } from '../provider.js';
@@ -21,6 +22,7 @@ export async function decideByComment(
   tx: postgres.TransactionSql,
   facts: GitHubFacts,
   command: VerdictCommand,
+  secrets: SecretOptions = {},
 ): Promise<{ decided: boolean; note: string }> {
   const ref = `approval ${displayId(command.approvalId)}`;
   const login = facts.sender?.login;
@@ -56,6 +58,7 @@ export async function decideByComment(
       command.approvalId,
       command.verdict,
       command.note,
+      secrets,
     );
     return {
       decided: true,

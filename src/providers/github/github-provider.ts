@@ -107,7 +107,8 @@ export const githubProvider: Provider<RepositoryConfig> = {
   },
   verdicts: {
     read: (facts) => readVerdictCommand(facts.event, (facts as GitHubFacts).fields),
-    decide: (tx, facts, command) => decideByComment(tx, facts as GitHubFacts, command),
+    decide: (tx, facts, command, secrets) =>
+      decideByComment(tx, facts as GitHubFacts, command, secrets),
   },
   reactions: (facts, draft) => reactionsFor(facts as GitHubFacts, draft),
   writeBack: {
