@@ -3,7 +3,7 @@ import type { Db } from '../db/open-database.js';
 import type { Actor, Principal } from './actor.js';
 import { forbidden, invalid, notFound } from './ledger-error.js';
 import { CLI_CLIENT_ID, type OAuthClientMetadata } from './oauth-clients.js';
-import { hashToken, issueToken } from './tokens.js';
+import { hashToken, issueToken, principalHolds } from './tokens.js';
 
 /**
  * OAuth grants and what leads to them (migration 0031): an authorization a client asked for, the
@@ -330,7 +330,7 @@ export async function issueGrantTokens(db: Db, grant: Grant): Promise<GrantToken
 /**
  * Uses a refresh token once (it rotates: the tokens issued now carry the next one). Refused, with
  * nothing changed, when it is unknown, used, expired, another client's, for another resource, or
- * its grant or principal was revoked.
+ * its grant or principal (or an agent's owner) was revoked.
  */
 export async function useRefreshToken(
   db: Db,
@@ -345,7 +345,7 @@ export async function useRefreshToken(
     join oauth_grants g on g.id = r.grant_id
     join principals p on p.id = g.principal_id
     where r.hash = ${hashToken(refreshToken)} and r.used_at is null and r.expires_at > now()
-      and g.client_id = ${clientId} and g.revoked_at is null and p.revoked_at is null`;
+      and g.client_id = ${clientId} and g.revoked_at is null and ${principalHolds(db)}`;
   if (!found)
     throw invalid(
       'the refresh token is unknown, already used, expired, revoked, or was issued to another client',

@@ -48,8 +48,9 @@ export async function issueToken(
 
 /**
  * The principal a token belongs to and its grant, unless the token, its grant or the principal
- * was revoked, or the token expired. A grant's last use is noted (at most once a minute: the
- * console shows it, and callers keep what they found in memory meanwhile).
+ * was revoked (for an agent: or its owner), or the token expired. A grant's last use is noted
+ * (at most once a minute: the console shows it, and callers keep what they found in memory
+ * meanwhile).
  */
 export async function authenticateBearer(db: Db, token: string): Promise<Bearer | undefined> {
   if (!TOKEN.test(token)) return undefined;
@@ -60,7 +61,7 @@ export async function authenticateBearer(db: Db, token: string): Promise<Bearer 
       from tokens t
       join principals p on p.id = t.principal_id
       left join oauth_grants g on g.id = t.grant_id
-      where t.hash = ${hashToken(token)} and t.revoked_at is null and p.revoked_at is null
+      where t.hash = ${hashToken(token)} and t.revoked_at is null and ${principalHolds(db)}
         and (t.expires_at is null or t.expires_at > now())
         and (t.grant_id is null or g.revoked_at is null)
     ), used as (
@@ -84,6 +85,15 @@ export async function authenticateBearer(db: Db, token: string): Promise<Bearer 
             expires_at: token_expires_at,
           },
   };
+}
+
+/**
+ * Whether the principal `p` may act, as an SQL condition: not revoked and, for an agent, its
+ * owner not revoked either (an agent acts for its human, who may have been deactivated).
+ */
+export function principalHolds(db: Db) {
+  return db`(p.revoked_at is null and (p.owner is null or exists (
+    select 1 from principals o where o.name = p.owner and o.revoked_at is null)))`;
 }
 
 interface GrantColumns {
