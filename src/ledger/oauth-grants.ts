@@ -305,7 +305,7 @@ export async function issueGrantTokens(db: Db, grant: Grant): Promise<GrantToken
     where grant_id = ${grant.id} and (used_at < now() - interval '1 day' or expires_at < now())`;
   if (grant.principal_kind === 'human') {
     return {
-      access_token: await issueToken(db, grant.principal_id, {
+      access_token: await issueToken(db, grant.principal_id, 'login', {
         id: grant.id,
         expiresInSeconds: null,
       }),
@@ -317,7 +317,7 @@ export async function issueGrantTokens(db: Db, grant: Grant): Promise<GrantToken
     insert into oauth_refresh_tokens (grant_id, hash, expires_at)
     values (${grant.id}, ${hashToken(refresh)}, now() + make_interval(secs => ${REFRESH_TOKEN_SECONDS}))`;
   return {
-    access_token: await issueToken(db, grant.principal_id, {
+    access_token: await issueToken(db, grant.principal_id, 'oauth', {
       id: grant.id,
       expiresInSeconds: ACCESS_TOKEN_SECONDS,
     }),

@@ -3,6 +3,7 @@ import {
   claimNextOrHeldBack,
   completeTodo,
   createTodo,
+  deactivateHuman,
   replyToTodo,
   requestApproval,
   type Actor,
@@ -10,6 +11,7 @@ import {
   type Completion,
   type ClaimNextAnswer,
   type CreatedTodo,
+  type Deactivation,
   type HeldBack,
   type NewTodo,
   type Todo,
@@ -57,6 +59,11 @@ export interface TodoService {
   reply(actor: Actor, id: number, text: string): Promise<{ todo: Todo; text: string }>;
   /** An approval asked by a person or an agent, recorded as coming from where they are. */
   requestApproval(actor: Actor, input: Omit<ApprovalRequest, 'source'>): Promise<Todo>;
+  /**
+   * Deactivates a human (src/ledger/deactivate-human.ts); the approvals that went to their backup
+   * are announced to the backup after the commit, as new ones are.
+   */
+  deactivateHuman(actor: Actor, name: string): Promise<Deactivation>;
 }
 
 /** The todo service over `sql`, with the server's hooks (none in a test that needs none). */
@@ -104,6 +111,12 @@ export function createTodoService(sql: postgres.Sql, hooks: TodoHooks = {}): Tod
 
     requestApproval: (actor, input) =>
       requestApproval(sql, actor, { ...input, source: sourceOf(actor) }),
+
+    async deactivateHuman(actor, name) {
+      const deactivation = await deactivateHuman(sql, actor, name);
+      announce?.(deactivation.approvals.filter((approval) => approval.assignee !== null));
+      return deactivation;
+    },
   };
 }
 
