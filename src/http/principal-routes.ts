@@ -42,11 +42,7 @@ export function publicPrincipal<T extends Principal>({ id: _id, ...principal }: 
  * whoami, humans and agents. New principals come back once with their token, as does a human
  * reactivated. Deactivating a human ends their credentials and their agents' at once.
  */
-export function principalRoutes(
-  sql: postgres.Sql,
-  tokens: TokenCache,
-  todos: TodoService,
-): Router {
+export function principalRoutes(sql: postgres.Sql, tokens: TokenCache, todos: TodoService): Router {
   const router = Router();
 
   router.get('/whoami', (_req, res) => {

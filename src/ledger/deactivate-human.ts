@@ -1,4 +1,5 @@
 import type postgres from 'postgres';
+import type { Deactivation } from '../contract/principal.js';
 import type { Db } from '../db/open-database.js';
 import type { Actor, Principal } from './actor.js';
 import { conflict, forbidden, notFound } from './ledger-error.js';
@@ -6,23 +7,11 @@ import { insertEvent, todoColumns, type Todo } from './todo.js';
 import { issueToken } from './tokens.js';
 import { assertName } from './validate.js';
 
-/** What deactivating a human ended, and where their pending approvals went. */
-export interface Deactivation {
-  human: Principal;
-  /** Their agents revoked with them (those revoked before are not counted again). */
-  agents: string[];
-  /** Tokens revoked: theirs and their agents'. */
-  tokens_revoked: number;
-  /** OAuth grants revoked: the CLI's sign-ins and MCP clients' (their sessions end with them). */
-  sign_ins_revoked: number;
-  /** Console sessions ended. */
-  sessions_ended: number;
-  /** Their pending approvals, now their backup's (`assignee`) or, with none, the admins' (null). */
-  approvals: Todo[];
-}
+export type { Deactivation } from '../contract/principal.js';
 
 function assertAdmin(actor: Actor, what: string): asserts actor is Actor & { kind: 'human' } {
-  if (actor.kind !== 'human' || !actor.principal.is_admin) throw forbidden(`only an admin may ${what}`);
+  if (actor.kind !== 'human' || !actor.principal.is_admin)
+    throw forbidden(`only an admin may ${what}`);
 }
 
 /**
@@ -67,7 +56,9 @@ export async function deactivateHuman(
         where kind = 'human' and is_admin and revoked_at is null and id <> ${found.id}
         limit 1`;
       if (!other)
-        throw conflict(`${name} is the last admin: make another human an admin first, then deactivate ${name}`);
+        throw conflict(
+          `${name} is the last admin: make another human an admin first, then deactivate ${name}`,
+        );
     }
     const [backup] = await tx<{ name: string }[]>`
       select b.name from human_settings s join principals b on b.id = s.backup_id
@@ -124,7 +115,10 @@ async function reassignApprovals(
     ), e as (${insertEvent(tx, actor, 'reassigned', {
       from,
       to,
-      reason: to === null ? `${from} was deactivated, with no backup: the admins decide` : `${from} was deactivated; ${to} is their backup`,
+      reason:
+        to === null
+          ? `${from} was deactivated, with no backup: the admins decide`
+          : `${from} was deactivated; ${to} is their backup`,
     })})
     select ${todoColumns(tx)} from t
     order by t.id`;

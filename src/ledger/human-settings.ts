@@ -1,7 +1,10 @@
+import type { HumanDetails } from '../contract/principal.js';
 import type { Db } from '../db/open-database.js';
 import type { Actor, Principal } from './actor.js';
 import { forbidden, invalid, notFound } from './ledger-error.js';
 import { assertName } from './validate.js';
+
+export type { HumanDetails } from '../contract/principal.js';
 
 /**
  * What a human may set of their own (an admin: of anyone's). A field left out is kept; `null`
@@ -10,14 +13,6 @@ import { assertName } from './validate.js';
 export interface HumanSettingsChange {
   /** Who takes their pending approvals when they are deactivated (another, active human). */
   backup?: string | null | undefined;
-}
-
-/** A human with their settings, who has them as backup, and their agents. */
-export interface HumanDetails extends Principal {
-  backup: string | null;
-  /** The humans whose backup this one is. */
-  backup_for: string[];
-  agents: Pick<Principal, 'name' | 'queues' | 'created_at' | 'revoked_at'>[];
 }
 
 /** A human changes their own settings; an admin, anyone's. */

@@ -1,26 +1,10 @@
 import type { Db } from '../db/open-database.js';
-import type { Actor, PrincipalKind } from './actor.js';
+import type { TokenListing } from '../contract/token.js';
+import type { Actor } from './actor.js';
 import { forbidden, notFound } from './ledger-error.js';
-import type { TokenKind } from './tokens.js';
 import { assertName } from './validate.js';
 
-/** A token as `token list` shows it: how it came about and its use, never its secret or hash. */
-export interface TokenListing {
-  id: number;
-  /** How it was vended; null for a human's token from before that was recorded. */
-  kind: TokenKind | null;
-  principal: string;
-  principal_kind: PrincipalKind;
-  /** The human it belongs to: the principal itself, or the agent's owner. */
-  human: string;
-  /** A sign-in's: the client it was issued to, and its grant (revoking one ends the other). */
-  client: string | null;
-  grant_id: number | null;
-  created_at: Date;
-  last_used_at: Date | null;
-  expires_at: Date | null;
-  revoked_at: Date | null;
-}
+export type { TokenListing } from '../contract/token.js';
 
 export interface TokenFilter {
   /** Only this human's tokens and their agents' (a human who is not an admin: only their own). */
@@ -48,7 +32,8 @@ export async function listTokens(
   assertMayListTokens(actor, filter.human);
   if (filter.human !== undefined) {
     assertName(filter.human, 'human');
-    const [human] = await db`select 1 from principals where name = ${filter.human} and kind = 'human'`;
+    const [human] =
+      await db`select 1 from principals where name = ${filter.human} and kind = 'human'`;
     if (!human) throw notFound(`no human named ${filter.human}`);
   }
   const scope = filter.human ?? (actor.principal!.is_admin ? undefined : actor.name);

@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Db } from '../db/open-database.js';
+import type { TokenKind } from '../contract/token.js';
 import type { Principal } from './actor.js';
 
 const PREFIX = 'sbk_';
@@ -26,20 +27,7 @@ export interface Bearer {
   grant: TokenGrant | null;
 }
 
-/**
- * How a token was vended (migration 0039): the command that printed it, or the sign-in that got
- * it (`login`: the CLI's, `oauth`: an MCP client's, both under a grant).
- */
-export const TOKEN_KINDS = [
-  'up',
-  'admin_token',
-  'human_add',
-  'human_reactivate',
-  'agent_add',
-  'login',
-  'oauth',
-] as const;
-export type TokenKind = (typeof TOKEN_KINDS)[number];
+export { TOKEN_KINDS, type TokenKind } from '../contract/token.js';
 
 /**
  * Mints a token for a principal. The token itself is returned once and never stored. A token

@@ -11,7 +11,11 @@ export async function mintAdminToken(
   /** Who mints it: `up` (a start saving credentials) or `admin token`. */
   kind: 'up' | 'admin_token',
 ): Promise<{ admin: Principal; token: string } | undefined> {
-  const humans = await listPrincipals(db, systemActor(kind === 'up' ? 'bootstrap' : 'admin-token'), 'human');
+  const humans = await listPrincipals(
+    db,
+    systemActor(kind === 'up' ? 'bootstrap' : 'admin-token'),
+    'human',
+  );
   const admin = humans.find((human) => human.is_admin && !human.revoked_at);
   if (!admin) return undefined;
   return { admin, token: await issueToken(db, admin.id, kind) };

@@ -42,7 +42,6 @@ export async function waitingApprovals(sql: postgres.Sql, actor: Actor): Promise
   });
   const now = Date.now();
   return todos.filter(
-    (todo) =>
-approvalWaitsFor(todo, actor) && (todo.expires_at?.getTime() ?? 0) > now,
+    (todo) => approvalWaitsFor(todo, actor) && (todo.expires_at?.getTime() ?? 0) > now,
   );
 }
