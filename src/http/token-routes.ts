@@ -21,7 +21,7 @@ const Id = z.object({
 
 /** Every token, however it was vended: listed (never a secret) and revoked one by one. */
 export function tokenRoutes(sql: postgres.Sql, tokens: TokenCache): Router {
-  const router = Router();
+  const router = Router({ caseSensitive: true });
 
   router.get('/tokens', async (req, res) => {
     const query = ListQuery.parse(req.query);
