@@ -178,7 +178,7 @@ export async function runWakeLatencyBenchmark(
       return {
         actor: actorFor(principal, 'mcp'),
         queue,
-        token: await issueToken(sql, principal.id),
+        token: await issueToken(sql, principal.id, 'agent_add'),
       };
     };
     const agents = {

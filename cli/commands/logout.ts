@@ -14,7 +14,7 @@ export default class Logout extends SwitchboardCommand {
   static override summary = 'Sign out of a server: revoke its token and remove its entry';
   static override description = `Revokes the token saved for the server (RFC 7009) and removes the server's entry from the credentials file; if it was the current server, none is current until the next login.
 
-A token from a sign-in ('switchboard login' through the browser) stops working at once. A token that did not come from one (from 'agent add', 'human add', or the first start) cannot be revoked this way: its entry is removed all the same, and the command says it still works. If the server cannot be reached, nothing is removed.`;
+A token from a sign-in ('switchboard login' through the browser) stops working at once. A token that did not come from one (from 'agent add', 'human add', 'admin token' or the first start) cannot be revoked this way: its entry is removed all the same, and the command says it still works — 'switchboard token list' shows it, and 'switchboard token revoke ID' ends it. If the server cannot be reached, nothing is removed.`;
   static override examples = [
     '<%= config.bin %> logout',
     '<%= config.bin %> logout --url https://switchboard.example.com',
@@ -59,7 +59,7 @@ A token from a sign-in ('switchboard login' through the browser) stops working a
     this.log(
       outcome === 'revoked'
         ? `logged out of ${url}: its token is revoked and removed from ${file}`
-        : `logged out of ${url}: its token is removed from ${file} but still works — it did not come from a sign-in (an agent's ends with 'switchboard agent revoke')`,
+        : `logged out of ${url}: its token is removed from ${file} but still works — it did not come from a sign-in; 'switchboard token list' shows it and 'switchboard token revoke ID' ends it`,
     );
     return { url, revoked: outcome === 'revoked', credentials_file: file };
   }

@@ -1,4 +1,9 @@
-import type { Principal as LedgerPrincipal } from '../contract/principal.js';
+import type {
+  Deactivation as LedgerDeactivation,
+  HumanDetails as LedgerHumanDetails,
+  Principal as LedgerPrincipal,
+} from '../contract/principal.js';
+import type { TokenListing as LedgerTokenListing } from '../contract/token.js';
 import type {
   HeldBack as LedgerHeldBack,
   Queue as LedgerQueue,
@@ -25,6 +30,14 @@ export type Todo = Json<LedgerTodo>;
 export type ClaimedTodo = Todo & { lease_token: string };
 export type TodoEvent = Json<LedgerTodoEvent>;
 export type Principal = Json<Omit<LedgerPrincipal, 'id'>>;
+export type HumanDetails = Json<Omit<LedgerHumanDetails, 'id' | 'agents'>> & {
+  agents: Json<LedgerHumanDetails['agents'][number]>[];
+};
+export type Deactivation = Omit<LedgerDeactivation, 'human' | 'approvals'> & {
+  human: Principal;
+  approvals: Todo[];
+};
+export type TokenListing = Json<LedgerTokenListing>;
 export type HeldBack = Json<LedgerHeldBack>;
 export type Secret = Json<LedgerSecret>;
 export type Queue = Omit<Json<LedgerQueue>, 'held_back'> & { held_back: HeldBack | null };
@@ -137,6 +150,11 @@ export interface NotificationPreferences {
   web_push: boolean;
   slack: boolean;
   webhook: boolean;
+}
+
+/** `human set`: each setting given is changed (`null` clears it), one left out is kept. */
+export interface HumanSettings {
+  backup?: string | null | undefined;
 }
 
 export interface NewHuman {
@@ -311,6 +329,23 @@ export function createApiClient(credentials: Credentials, options: ApiClientOpti
 
     listHumans: () => call<{ humans: Principal[] }>('GET', '/humans'),
     addHuman: (input: NewHuman) => post<{ human: Principal; token: string }>('/humans', input),
+    showHuman: (name: string) =>
+      call<{ human: HumanDetails }>('GET', `/humans/${encodeURIComponent(name)}`),
+    setHuman: (name: string, settings: HumanSettings) =>
+      call<{ human: HumanDetails }>('PATCH', `/humans/${encodeURIComponent(name)}`, settings),
+    deactivateHuman: (name: string) =>
+      post<Deactivation>(`/humans/${encodeURIComponent(name)}/deactivate`),
+    reactivateHuman: (name: string) =>
+      post<{ human: Principal; token: string }>(`/humans/${encodeURIComponent(name)}/reactivate`),
+
+    listTokens: (filter: { human?: string | undefined; all?: boolean | undefined } = {}) => {
+      const query = new URLSearchParams();
+      if (filter.human !== undefined) query.set('human', filter.human);
+      if (filter.all) query.set('all', 'true');
+      const search = query.size > 0 ? `?${query.toString()}` : '';
+      return call<{ tokens: TokenListing[] }>('GET', `/tokens${search}`);
+    },
+    revokeToken: (id: number) => post<{ token: TokenListing }>(`/tokens/${id}/revoke`),
 
     setWebhook: (url: string) => call<{ url: string; secret: string }>('PUT', '/webhook', { url }),
     removeWebhook: () => call<{ removed: boolean }>('DELETE', '/webhook'),

@@ -15,6 +15,7 @@ import { queueRoutes } from './queue-routes.js';
 import { readJsonBody } from './read-json-body.js';
 import type { TodoService } from '../todos/create-todo-service.js';
 import { todoRoutes } from './todo-routes.js';
+import { tokenRoutes } from './token-routes.js';
 import { warnOfUntrustedProxy } from './untrusted-proxy-warning.js';
 import type { Router } from 'express';
 
@@ -113,7 +114,8 @@ export function createHttpApp({
   );
   api.use(readJsonBody());
   api.use(todoRoutes(sql, todos));
-  api.use(principalRoutes(sql, tokens));
+  api.use(principalRoutes(sql, tokens, todos));
+  api.use(tokenRoutes(sql, tokens));
   api.use(queueRoutes(sql));
   for (const routes of apiRoutes) api.use(routes);
   app.use('/api/v1', api);

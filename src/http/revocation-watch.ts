@@ -1,5 +1,5 @@
 import type postgres from 'postgres';
-import { hashToken } from '../ledger/index.js';
+import { hashToken, principalHolds } from '../ledger/index.js';
 import type { Logger } from '../logger.js';
 
 /** What a long-lived response was opened with: a bearer token, or a console session. */
@@ -26,6 +26,8 @@ interface Watcher {
   end: () => void;
   /** The token's row, once looked up: its revocation is told by id. */
   tokenId?: number;
+  /** An agent's owner, once looked up: the agent's credentials end with the owner's. */
+  ownerId?: number | null;
   /** A console session's expiry. */
   timer?: NodeJS.Timeout;
   checking: boolean;
@@ -69,11 +71,14 @@ export async function createRevocationWatch(
   const holds = async (watcher: Watcher): Promise<boolean> => {
     const { credential } = watcher;
     if (credential.kind === 'token') {
-      const [row] = await sql<{ id: number }[]>`
-        select t.id from tokens t join principals p on p.id = t.principal_id
-        where t.hash = ${watcher.hash!} and t.revoked_at is null and p.revoked_at is null`;
-      if (row) watcher.tokenId = Number(row.id);
-      return !!row;
+      const [row] = await sql<{ id: number; owner_id: number | null }[]>`
+        select t.id, (select o.id from principals o where o.name = p.owner) as owner_id
+        from tokens t join principals p on p.id = t.principal_id
+        where t.hash = ${watcher.hash!} and t.revoked_at is null and ${principalHolds(sql)}`;
+      if (!row) return false;
+      watcher.tokenId = Number(row.id);
+      watcher.ownerId = row.owner_id === null ? null : Number(row.owner_id);
+      return true;
     }
     const [row] = await sql<{ expires_in_ms: number }[]>`
       select (extract(epoch from s.expires_at - now()) * 1000)::float8 as expires_in_ms
@@ -116,15 +121,18 @@ export async function createRevocationWatch(
     for (const watcher of watchers) {
       const { credential } = watcher;
       if (!Number.isSafeInteger(rowId)) void check(watcher);
-      else if (table === 'principals' && credential.principalId === rowId) finish(watcher);
-      else if (table === 'web_sessions') {
+      else if (table === 'principals') {
+        if (credential.principalId === rowId || watcher.ownerId === rowId) finish(watcher);
+        // Whose agent it is not looked up yet: the lookup is under way, and runs again when done.
+        else if (credential.kind === 'token' && watcher.ownerId === undefined) void check(watcher);
+      } else if (table === 'web_sessions') {
         if (credential.kind === 'web_session' && credential.sessionId === rowId) finish(watcher);
       } else if (table === 'tokens') {
         if (credential.kind !== 'token') continue;
         if (watcher.tokenId === rowId) finish(watcher);
         // Its row not looked up yet: the lookup is under way, and runs again when done.
         else if (watcher.tokenId === undefined) void check(watcher);
-      } else if (table !== 'principals') void check(watcher);
+      } else void check(watcher);
     }
   };
 

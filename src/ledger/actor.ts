@@ -48,6 +48,27 @@ export function visibleTo(db: Db, actor: Actor) {
   return db`true`;
 }
 
+/**
+ * Whether an approval waits for this actor to decide: it is assigned to them or, for an admin,
+ * to no one — an approval whose human was deactivated with no backup is the admins'.
+ */
+export function approvalWaitsFor(
+  todo: { kind: string; assignee: string | null },
+  actor: Actor,
+): boolean {
+  if (todo.kind !== 'approval' || actor.kind !== 'human') return false;
+  return todo.assignee === actor.name || (todo.assignee === null && actor.principal.is_admin);
+}
+
+/** What waits for an actor, as an SQL condition on `todos` aliased `t`: assigned to or held by it. */
+export function waitsFor(db: Db, actor: Actor) {
+  const admins =
+    actor.kind === 'human' && actor.principal.is_admin
+      ? db`or (t.kind = 'approval' and t.assignee is null)`
+      : db``;
+  return db`(t.assignee = ${actor.name} or t.claimed_by = ${actor.name} ${admins})`;
+}
+
 export function assertMayWorkQueue(actor: Actor, queue: string): void {
   if (isAgent(actor) && !actor.principal.queues?.includes(queue)) {
     throw forbidden(

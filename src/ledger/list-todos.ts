@@ -1,5 +1,5 @@
 import type { Db } from '../db/open-database.js';
-import { visibleTo, type Actor } from './actor.js';
+import { visibleTo, waitsFor, type Actor } from './actor.js';
 import { invalid } from './ledger-error.js';
 import { TODO_STATES, todoColumns, type Todo, type TodoState } from './todo.js';
 import { assertQueue } from './validate.js';
@@ -8,7 +8,7 @@ export interface TodoFilter {
   queue?: string | undefined;
   /** One state, `open` (the default: everything not finished) or `all`. */
   state?: TodoState | 'open' | 'all' | undefined;
-  /** Only what waits for the actor: assigned to it, or held by it. */
+  /** Only what waits for the actor: assigned to it, or held by it (an admin: the admins' approvals too). */
   mine?: boolean | undefined;
   limit?: number | undefined;
   /** Only todos with a smaller id: the next page after the last id seen. */
@@ -43,7 +43,7 @@ export async function listTodos(db: Db, actor: Actor, filter: TodoFilter = {}): 
       and t.state = any(${states}::text[]::todo_state[])
       ${state === 'open' ? db`and not (t.state = 'failed' and t.available_at is null)` : db``}
       ${filter.queue ? db`and t.queue = ${filter.queue}` : db``}
-      ${filter.mine ? db`and (t.assignee = ${actor.name} or t.claimed_by = ${actor.name})` : db``}
+      ${filter.mine ? db`and ${waitsFor(db, actor)}` : db``}
       ${filter.before ? db`and t.id < ${filter.before}` : db``}
     order by t.id desc
     limit ${limit}`;

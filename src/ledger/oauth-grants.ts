@@ -3,7 +3,7 @@ import type { Db } from '../db/open-database.js';
 import type { Actor, Principal } from './actor.js';
 import { forbidden, invalid, notFound } from './ledger-error.js';
 import { CLI_CLIENT_ID, type OAuthClientMetadata } from './oauth-clients.js';
-import { hashToken, issueToken } from './tokens.js';
+import { hashToken, issueToken, principalHolds } from './tokens.js';
 
 /**
  * OAuth grants and what leads to them (migration 0031): an authorization a client asked for, the
@@ -346,7 +346,7 @@ export async function issueGrantTokens(db: Db, grant: Grant): Promise<GrantToken
   await db`delete from oauth_refresh_tokens where grant_id = ${grant.id} and expires_at < now()`;
   if (grant.principal_kind === 'human') {
     return {
-      access_token: await issueToken(db, grant.principal_id, {
+      access_token: await issueToken(db, grant.principal_id, 'login', {
         id: grant.id,
         expiresInSeconds: null,
       }),
@@ -358,7 +358,7 @@ export async function issueGrantTokens(db: Db, grant: Grant): Promise<GrantToken
     insert into oauth_refresh_tokens (grant_id, hash, expires_at)
     values (${grant.id}, ${hashToken(refresh)}, now() + make_interval(secs => ${REFRESH_TOKEN_SECONDS}))`;
   return {
-    access_token: await issueToken(db, grant.principal_id, {
+    access_token: await issueToken(db, grant.principal_id, 'oauth', {
       id: grant.id,
       expiresInSeconds: ACCESS_TOKEN_SECONDS,
     }),
@@ -376,7 +376,7 @@ const REFRESH_REPLAYED =
 /**
  * Uses a refresh token once (it rotates: the tokens issued now carry the next one). Refused, with
  * nothing changed, when it is unknown, expired, another client's, for another resource, or its
- * grant or principal was revoked; one used already ends its grant.
+ * grant or principal (or an agent's owner) was revoked; one used already ends its grant.
  */
 export async function useRefreshToken(
   db: Db,
@@ -392,7 +392,7 @@ export async function useRefreshToken(
     join oauth_grants g on g.id = r.grant_id
     join principals p on p.id = g.principal_id
     where r.hash = ${hash} and r.expires_at > now()
-      and g.revoked_at is null and p.revoked_at is null`;
+      and g.revoked_at is null and ${principalHolds(db)}`;
   if (!found) throw invalid(REFRESH_REFUSED);
   const { used, ...grant } = found;
   if (used) return endReplayedGrant(db, grant.id, REFRESH_REPLAYED, REFRESH_REFUSED);

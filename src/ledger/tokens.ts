@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Db } from '../db/open-database.js';
+import type { TokenKind } from '../contract/token.js';
 import type { Principal } from './actor.js';
 
 const PREFIX = 'sbk_';
@@ -26,6 +27,8 @@ export interface Bearer {
   grant: TokenGrant | null;
 }
 
+export { TOKEN_KINDS, type TokenKind } from '../contract/token.js';
+
 /**
  * Mints a token for a principal. The token itself is returned once and never stored. A token
  * issued under an OAuth grant names it, and may expire.
@@ -33,6 +36,7 @@ export interface Bearer {
 export async function issueToken(
   db: Db,
   principalId: number,
+  kind: TokenKind,
   grant?: { id: number; expiresInSeconds: number | null },
 ): Promise<string> {
   const token = PREFIX + randomBytes(32).toString('base64url');
@@ -41,18 +45,20 @@ export async function issueToken(
       ? null
       : db`now() + make_interval(secs => ${grant.expiresInSeconds})`;
   await db`
-    insert into tokens (principal_id, hash, grant_id, expires_at)
-    values (${principalId}, ${hashToken(token)}, ${grant?.id ?? null}, ${expires})`;
+    insert into tokens (principal_id, hash, kind, grant_id, expires_at)
+    values (${principalId}, ${hashToken(token)}, ${kind}, ${grant?.id ?? null}, ${expires})`;
   return token;
 }
 
 /**
  * The principal a token belongs to and its grant, unless the token, its grant or the principal
- * was revoked, or the token expired. A grant's last use is noted (at most once a minute: the
- * console shows it, and callers keep what they found in memory meanwhile).
+ * was revoked (for an agent: or its owner), or the token expired. The token's and the grant's
+ * last use are noted, at most once a minute (`token list` and the console show them, and callers
+ * keep what they found in memory meanwhile): a lookup writes nothing most of the time.
  */
 export async function authenticateBearer(db: Db, token: string): Promise<Bearer | undefined> {
   if (!TOKEN.test(token)) return undefined;
+  const hash = hashToken(token);
   const [row] = await db<(Principal & GrantColumns)[]>`
     with found as (
       select p.*, t.grant_id, g.client_id as grant_client_id, g.resource as grant_resource,
@@ -60,7 +66,7 @@ export async function authenticateBearer(db: Db, token: string): Promise<Bearer 
       from tokens t
       join principals p on p.id = t.principal_id
       left join oauth_grants g on g.id = t.grant_id
-      where t.hash = ${hashToken(token)} and t.revoked_at is null and p.revoked_at is null
+      where t.hash = ${hash} and t.revoked_at is null and ${principalHolds(db)}
         and (t.expires_at is null or t.expires_at > now())
         and (t.grant_id is null or g.revoked_at is null)
     ), used as (
@@ -68,6 +74,10 @@ export async function authenticateBearer(db: Db, token: string): Promise<Bearer 
       from found
       where oauth_grants.id = found.grant_id
         and (oauth_grants.last_used_at is null or oauth_grants.last_used_at < now() - interval '1 minute')
+    ), token_used as (
+      update tokens set last_used_at = now()
+      where hash = ${hash} and exists (select from found)
+        and (last_used_at is null or last_used_at < now() - interval '1 minute')
     )
     select * from found`;
   if (!row) return undefined;
@@ -84,6 +94,15 @@ export async function authenticateBearer(db: Db, token: string): Promise<Bearer 
             expires_at: token_expires_at,
           },
   };
+}
+
+/**
+ * Whether the principal `p` may act, as an SQL condition: not revoked and, for an agent, its
+ * owner not revoked either (an agent acts for its human, who may have been deactivated).
+ */
+export function principalHolds(db: Db) {
+  return db`(p.revoked_at is null and (p.owner is null or exists (
+    select 1 from principals o where o.name = p.owner and o.revoked_at is null)))`;
 }
 
 interface GrantColumns {

@@ -13,6 +13,7 @@ export async function vendPrincipal(
 ): Promise<{ principal: Principal; token: string }> {
   return sql.begin(async (tx) => {
     const principal = await create(tx);
-    return { principal, token: await issueToken(tx, principal.id) };
+    const kind = principal.kind === 'human' ? 'human_add' : 'agent_add';
+    return { principal, token: await issueToken(tx, principal.id, kind) };
   });
 }

@@ -53,8 +53,8 @@ export async function bootstrapAdmin(
         return { write: false, cliUses: file.current };
       }
       const minted = created
-        ? { admin: created, token: await issueToken(tx, created.id) }
-        : await mintAdminToken(tx, 'bootstrap');
+        ? { admin: created, token: await issueToken(tx, created.id, 'up') }
+        : await mintAdminToken(tx, 'up');
       if (!minted) return { write: false, cliUses: file.current };
       file.servers[key] = { token: minted.token };
       file.current ??= key;

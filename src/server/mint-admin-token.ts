@@ -8,10 +8,15 @@ import { issueToken, listPrincipals, systemActor, type Principal } from '../ledg
  */
 export async function mintAdminToken(
   db: Db,
-  via: string,
+  /** Who mints it: `up` (a start saving credentials) or `admin token`. */
+  kind: 'up' | 'admin_token',
 ): Promise<{ admin: Principal; token: string } | undefined> {
-  const humans = await listPrincipals(db, systemActor(via), 'human');
+  const humans = await listPrincipals(
+    db,
+    systemActor(kind === 'up' ? 'bootstrap' : 'admin-token'),
+    'human',
+  );
   const admin = humans.find((human) => human.is_admin && !human.revoked_at);
   if (!admin) return undefined;
-  return { admin, token: await issueToken(db, admin.id) };
+  return { admin, token: await issueToken(db, admin.id, kind) };
 }

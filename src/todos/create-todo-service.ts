@@ -3,6 +3,7 @@ import {
   claimNextOrHeldBack,
   completeTodo,
   createTodo,
+  deactivateHuman,
   replyToTodo,
   requestApproval,
   type Actor,
@@ -10,6 +11,7 @@ import {
   type Completion,
   type ClaimNextAnswer,
   type CreatedTodo,
+  type Deactivation,
   type HeldBack,
   type NewTodo,
   conflict,
@@ -71,6 +73,11 @@ export interface TodoService {
   showSecret(actor: Actor, id: string): Promise<ShownSecret>;
   /** How credentials withheld from a todo's text are kept, for the ledger calls made directly. */
   secrets: SecretOptions;
+  /**
+   * Deactivates a human (src/ledger/deactivate-human.ts); the approvals that went to their backup
+   * are announced to the backup after the commit, as new ones are.
+   */
+  deactivateHuman(actor: Actor, name: string): Promise<Deactivation>;
 }
 
 /** The todo service over `sql`, with the server's hooks (none in a test that needs none). */
@@ -130,6 +137,12 @@ export function createTodoService(sql: postgres.Sql, hooks: TodoHooks = {}): Tod
     },
 
     secrets: { seal },
+
+    async deactivateHuman(actor, name) {
+      const deactivation = await deactivateHuman(sql, actor, name);
+      announce?.(deactivation.approvals.filter((approval) => approval.assignee !== null));
+      return deactivation;
+    },
   };
 }
 

@@ -1,4 +1,4 @@
-import { listTodos, type Actor, type Todo } from '../ledger/index.js';
+import { approvalWaitsFor, listTodos, type Actor, type Todo } from '../ledger/index.js';
 import { agentsPage } from './views/agents-page.js';
 import { approvalPage, approvalsPage } from './views/approvals-page.js';
 import { boardPage } from './views/board-page.js';
@@ -42,9 +42,6 @@ export async function waitingApprovals(sql: postgres.Sql, actor: Actor): Promise
   });
   const now = Date.now();
   return todos.filter(
-    (todo) =>
-      todo.kind === 'approval' &&
-      todo.assignee === actor.name &&
-      (todo.expires_at?.getTime() ?? 0) > now,
+    (todo) => approvalWaitsFor(todo, actor) && (todo.expires_at?.getTime() ?? 0) > now,
   );
 }

@@ -12,6 +12,7 @@ import {
   getTodo,
   LedgerError,
   notFound,
+  reactivateHuman,
   releaseQuarantinedTodo,
   revokeAgent,
   setQueueLimits,
@@ -22,6 +23,7 @@ import { html } from './html.js';
 import { revisionOf, type RenderPage } from './render-page.js';
 import { approvalCard, approvalFacts, mayDecide } from './views/approval-card.js';
 import { agentVendedBody } from './views/agent-vended.js';
+import { humanReactivatedBody } from './views/humans-table.js';
 import { problemBody } from './views/sign-in-page.js';
 import { localPath, ownOrigin, sameToken, webRequestOf, type WebRequest } from './web-request.js';
 
@@ -216,6 +218,28 @@ export function pageRoutes({ sql, todos, render, address, tokens }: PageRouteOpt
       ...(form.max_claims !== null && { claims_window: form.claims_window }),
     });
     res.redirect(303, `/todos?queue=${encodeURIComponent(form.queue)}`);
+  });
+
+  // An admin's, on the agents page. The role is checked before anything else is looked at.
+  router.post('/agents/humans/:name/deactivate', async (req, res) => {
+    const web = signedIn(res);
+    if (!web.actor.principal.is_admin) throw forbidden('only an admin may deactivate humans');
+    await todos.deactivateHuman(web.actor, String(req.params.name));
+    tokens.clear();
+    res.redirect(303, '/agents');
+  });
+
+  // The new token is shown on the answer itself, once, as a new agent's is.
+  router.post('/agents/humans/:name/reactivate', async (req, res) => {
+    const web = signedIn(res);
+    if (!web.actor.principal.is_admin) throw forbidden('only an admin may reactivate humans');
+    const { human, token } = await reactivateHuman(sql, web.actor, String(req.params.name));
+    render(res, {
+      title: `Human ${human.name}`,
+      nav: 'agents',
+      waiting: (await waitingApprovals(sql, web.actor)).length,
+      body: humanReactivatedBody(human, token, address.url()),
+    });
   });
 
   router.post('/agents/:name/revoke', async (req, res) => {

@@ -170,9 +170,9 @@ describe.concurrent('human add and list', () => {
     });
 
     const table = await runCli(['human', 'list'], admin);
-    expect(table.stdout).toMatch(/^NAME\s+ADMIN\s+GITHUB\s+CREATED\n/);
-    expect(table.stdout).toMatch(/\ngrace\s+no\s+grace-h\s+\S+Z\n/);
-    expect(table.stdout).toMatch(/\nlinus\s+yes\s+\S+Z\n/);
+    expect(table.stdout).toMatch(/^NAME\s+ADMIN\s+GITHUB\s+CREATED\s+STATUS\n/);
+    expect(table.stdout).toMatch(/\ngrace\s+no\s+grace-h\s+\S+Z\s+active\n/);
+    expect(table.stdout).toMatch(/\nlinus\s+yes\s+\S+Z\s+active\n/);
     const listed = parseJson(await runCli(['human', 'list', '--json'], admin));
     expect(listed.humans.map((human: { name: string }) => human.name)).toEqual(
       expect.arrayContaining(['grace', 'linus']),

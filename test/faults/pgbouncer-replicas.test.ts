@@ -239,8 +239,12 @@ withPgBouncer(
     const system = systemActor('test');
     const ops = await createHuman(db, system, { name: 'ops', is_admin: true });
     const agent = async (name: string, queue: string) =>
-      issueToken(db, (await createAgent(db, actorFor(ops, 'cli'), { name, queues: [queue] })).id);
-    const opsToken = await issueToken(db, ops.id);
+      issueToken(
+        db,
+        (await createAgent(db, actorFor(ops, 'cli'), { name, queues: [queue] })).id,
+        'agent_add',
+      );
+    const opsToken = await issueToken(db, ops.id, 'human_add');
     const [fixer, watcher, pager] = await Promise.all([
       agent('fixer', 'issues'),
       agent('watcher', 'wakes'),

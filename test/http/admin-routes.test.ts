@@ -10,6 +10,8 @@ import { signInByFetch } from '../web/support/push.js';
 // adminOnly), and these at least must be among them.
 const KNOWN = [
   'POST /humans',
+  'POST /humans/:name/deactivate',
+  'POST /humans/:name/reactivate',
   'PATCH /queues/:queue',
   'GET /sources',
   'POST /sources',

@@ -25,7 +25,7 @@ beforeAll(async () => {
 afterAll(() => db.drop());
 
 test('tokens are sbk_ secrets shown once and stored only as their SHA-256', async () => {
-  const token = await issueToken(db.sql, cast.bot.principal!.id);
+  const token = await issueToken(db.sql, cast.bot.principal!.id, 'agent_add');
   expect(token).toMatch(/^sbk_[A-Za-z0-9_-]{43}$/);
   const stored = await db.sql<{ hash: Buffer }[]>`select hash from tokens`;
   const dump = JSON.stringify(await db.sql`select * from tokens`);
@@ -42,7 +42,10 @@ test('tokens are sbk_ secrets shown once and stored only as their SHA-256', asyn
 test('revoking an agent takes effect at once, for every token it has', async () => {
   const bob = cast.bob;
   const agent = await createAgent(db.sql, bob, { name: 'temp', queues: ['reviews'] });
-  const tokens = [await issueToken(db.sql, agent.id), await issueToken(db.sql, agent.id)];
+  const tokens = [
+    await issueToken(db.sql, agent.id, 'agent_add'),
+    await issueToken(db.sql, agent.id, 'agent_add'),
+  ];
   for (const token of tokens) expect((await authenticateToken(db.sql, token))?.name).toBe('temp');
   await expect(revokeAgent(db.sql, cast.other, 'temp')).rejects.toMatchObject({
     code: 'forbidden',

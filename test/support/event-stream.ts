@@ -11,6 +11,8 @@ export interface EventStreamClient {
   waitFor(match: (event: StreamEvent) => boolean, timeoutMs?: number): Promise<StreamEvent>;
   /** The `wake` events' payloads so far. */
   wakes(): any[];
+  /** Resolves when the stream ended (the server closed it, or close() was called). */
+  ended: Promise<void>;
   close(): void;
 }
 
@@ -28,7 +30,7 @@ export async function openEventStream(
   if (response.status !== 200) throw new Error(`event stream answered ${response.status}`);
   const events: StreamEvent[] = [];
   const waiters = new Set<() => void>();
-  void (async () => {
+  const ended = (async () => {
     try {
       for await (const { event, data } of readServerSentEvents(response.body!)) {
         events.push({ event, data: JSON.parse(data) });
@@ -59,6 +61,7 @@ export async function openEventStream(
       }
     },
     wakes: () => events.filter((e) => e.event === 'wake').map((e) => e.data),
+    ended,
     close: () => controller.abort(),
   };
   await client.waitFor((e) => e.event === 'ready');

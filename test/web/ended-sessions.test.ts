@@ -167,7 +167,7 @@ test('regression: a revoked human’s console kept its live stream', async () =>
   const token = await addHuman(server, 'dee');
   const session = await signInByFetch(server, token);
   const stream = await openLive(other.url, session);
-  // No command revokes a human yet: an admin does it in the database, and that is enough.
+  // Revoked in the database (as `human deactivate` does, among more): that alone is enough.
   await server.sql`update principals set revoked_at = now() where name = 'dee'`;
   await stream.ended;
 });

@@ -82,7 +82,7 @@ The token is printed once. With --save it becomes the credentials file's entry f
           EXIT.usage,
         );
       }
-      minted = await mintAdminToken(db.sql, 'admin-token');
+      minted = await mintAdminToken(db.sql, 'admin_token');
     } finally {
       await db.close();
     }

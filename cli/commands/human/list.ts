@@ -15,12 +15,13 @@ export default class HumanList extends SwitchboardCommand {
     const { humans } = await client.listHumans();
     this.log(
       formatTable(
-        ['NAME', 'ADMIN', 'GITHUB', 'CREATED'],
+        ['NAME', 'ADMIN', 'GITHUB', 'CREATED', 'STATUS'],
         humans.map((human) => [
           human.name,
           human.is_admin ? 'yes' : 'no',
           human.github_login ?? '',
           human.created_at,
+          human.revoked_at ? `deactivated ${human.revoked_at}` : 'active',
         ]),
       ),
     );

@@ -49,7 +49,10 @@ export async function decideByComment(
   // The ledger would answer "not found" (another human's approval is not theirs to see); the
   // delivery's record, read by switchboard's humans, says plainly why the comment did nothing.
   if (about!.assignee !== human.name && !human.is_admin) {
-    return { decided: false, note: `${ref} is for ${about!.assignee} to decide (or an admin)` };
+    return {
+      decided: false,
+      note: `${ref} is for ${about!.assignee ?? 'the admins'} to decide${about!.assignee ? ' (or an admin)' : ''}`,
+    };
   }
   try {
     await decideApproval(

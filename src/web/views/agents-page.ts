@@ -1,11 +1,15 @@
 import { listGrants, listPrincipals, type Principal } from '../../ledger/index.js';
 import { html } from '../html.js';
 import { liveAttrs } from './live-attrs.js';
+import { humansTable } from './humans-table.js';
 import { signInsTable } from './sign-ins-table.js';
 import type { PageLoader } from './page-view.js';
 import { timeTag } from './time-tag.js';
 
-/** `/agents`: the human's agents (an admin's: everyone's), a form to vend one, and revoke buttons. */
+/**
+ * `/agents`: the human's agents (an admin's: everyone's), a form to vend one, and revoke buttons;
+ * for an admin, the humans too, to deactivate and reactivate.
+ */
 export const agentsPage: PageLoader = async ({ sql, web }) => {
   const agents = await listPrincipals(sql, web.actor, 'agent');
   const items = agents
@@ -24,7 +28,12 @@ export const agentsPage: PageLoader = async ({ sql, web }) => {
     title: 'Agents',
     nav: 'agents',
     intro,
-    outro: signInsTable(await listGrants(sql, web.actor), web.csrf),
+    outro: html`${signInsTable(await listGrants(sql, web.actor), web.csrf)}
+    ${
+      web.actor.principal.is_admin
+        ? humansTable(await listPrincipals(sql, web.actor, 'human'), web.csrf)
+        : ''
+    }`,
     items,
     region: (items) =>
       items.length === 0

@@ -1,4 +1,4 @@
-import { getTodo, listTodos, notFound, type Todo } from '../../ledger/index.js';
+import { approvalWaitsFor, getTodo, listTodos, notFound, type Todo } from '../../ledger/index.js';
 import { html } from '../html.js';
 import { approvalCard, approvalFacts, mayDecide } from './approval-card.js';
 import { liveAttrs } from './live-attrs.js';
@@ -22,7 +22,7 @@ export const approvalsPage: PageLoader = async (context) => {
     limit: 100,
   });
   const now = new Date();
-  const own = todos.filter((todo) => todo.kind === 'approval' && todo.assignee === web.actor.name);
+  const own = todos.filter((todo) => approvalWaitsFor(todo, web.actor));
   const waiting = own.filter((todo) => todo.state === 'pending').sort((a, b) => b.id - a.id);
   const recent = own
     .filter(
