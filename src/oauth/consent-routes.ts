@@ -14,6 +14,7 @@ import {
   LedgerError,
   listPrincipals,
   revokeGrant,
+  suggestAgentName,
   type Authorization,
   type AuthorizationRequest,
 } from '../ledger/index.js';
@@ -81,11 +82,12 @@ export function consentRoutes(options: ConsentRoutesOptions): Router {
     body: ReturnType<typeof problemBody>,
   ) => render(res, { status, title, body });
 
+  /** The page; after a refused answer, with the problem and what the human had chosen and typed. */
   const showConsent = async (
     res: Response,
     web: WebRequest,
     request: AuthorizationRequest,
-    problem?: string,
+    refused?: { problem: string; form: z.infer<typeof ConsentForm> },
   ) => {
     const cli = request.client_id === CLI_CLIENT_ID;
     const agents = cli
@@ -93,6 +95,15 @@ export function consentRoutes(options: ConsentRoutesOptions): Router {
       : (await listPrincipals(sql, web.actor, 'agent')).filter(
           (agent) => agent.owner === web.actor.name && !agent.revoked_at,
         );
+    const newAgent = cli
+      ? undefined
+      : {
+          name:
+            refused?.form.new_name ??
+            (await suggestAgentName(sql, request.client_metadata.client_name)),
+          queues: refused?.form.new_queues ?? '',
+          chosen: refused?.form.agent,
+        };
     // The answer redirects to the client: the page's form may go there (CSP form-action).
     const target = request.redirect_uri ? new URL(request.redirect_uri) : undefined;
     if (target) {
@@ -107,12 +118,20 @@ export function consentRoutes(options: ConsentRoutesOptions): Router {
       );
     }
     render(res, {
-      status: problem ? 400 : 200,
+      status: refused ? 400 : 200,
       title: cli
         ? 'Sign in the command line?'
         : `Let ${request.client_metadata.client_name ?? 'this client'} in?`,
       nav: 'agents',
-      body: consentBody({ request, agents, cli, human: web.actor.name, csrf: web.csrf, problem }),
+      body: consentBody({
+        request,
+        agents,
+        newAgent,
+        cli,
+        human: web.actor.name,
+        csrf: web.csrf,
+        problem: refused?.problem,
+      }),
     });
   };
 
@@ -164,7 +183,7 @@ export function consentRoutes(options: ConsentRoutesOptions): Router {
     } catch (error) {
       // A bad new agent (a taken name, no queue) is said on the same page, with nothing changed.
       if (!(error instanceof LedgerError) || error.code === 'forbidden') throw error;
-      return showConsent(res, web, request, error.message);
+      return showConsent(res, web, request, { problem: error.message, form });
     }
     const { authorization, code, grant } = approved;
     log.info(
