@@ -141,10 +141,17 @@ export function deviceBody({
 }): Html {
   return html`<div class="consent">
     ${problem ? html`<p class="flash" role="alert">${problem}</p>` : ''}
-    <p>
-      Type the code <code>switchboard login</code> shows in your terminal. Only type a code you got
-      from a terminal of your own, just now.
-    </p>
+    ${
+      userCode && !problem
+        ? html`<p>
+            Check that this is the code <code>switchboard login</code> shows in your terminal, then
+            continue. Only continue with a code from a terminal of your own, just now.
+          </p>`
+        : html`<p>
+            Type the code <code>switchboard login</code> shows in your terminal. Only type a code
+            you got from a terminal of your own, just now.
+          </p>`
+    }
     <form method="post" action="/device">
       <input type="hidden" name="_csrf" value="${csrf}" />
       <label for="user-code">Code</label>
