@@ -246,6 +246,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       log,
       address: publicAddress,
       apiUrl: config.slackApiUrl,
+      outbound,
       kick: () => outbox?.kick(),
       tuning: options.slackTuning,
     });
