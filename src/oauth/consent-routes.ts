@@ -1,7 +1,8 @@
 import { Router, type Response } from 'express';
-import { rateLimit } from 'express-rate-limit';
 import type postgres from 'postgres';
 import { z } from 'zod';
+import { clientAddressOf } from '../http/client-address.js';
+import { createFailureLimiter } from '../http/failure-limiter.js';
 import { HttpError } from '../http/http-error.js';
 import type { TokenCache } from '../http/token-cache.js';
 import {
@@ -195,20 +196,22 @@ export function consentRoutes(options: ConsentRoutesOptions): Router {
     res.redirect(303, redirectWith(authorization, { code: code! }, issuer));
   });
 
-  const attempts = rateLimit({
-    windowMs: 15 * 60_000,
+  // Wrong codes per client address, counted with every server process's (auth_failures).
+  const wrongCodes = createFailureLimiter({
+    sql,
+    name: 'device',
     limit: options.attemptLimit ?? 20,
-    skipSuccessfulRequests: true,
-    standardHeaders: 'draft-8',
-    legacyHeaders: false,
-    handler: (_req, res) =>
-      page(
-        res,
-        429,
-        'Too many attempts',
-        problemBody('Too many wrong codes from your address; wait a few minutes.'),
-      ),
+    windowMs: 15 * 60_000,
   });
+  const tooManyCodes = (res: Response, wait: number) => {
+    res.set('retry-after', String(wait));
+    page(
+      res,
+      429,
+      'Too many attempts',
+      problemBody('Too many wrong codes from your address; wait a few minutes.'),
+    );
+  };
 
   routes.get('/device', (req, res) => {
     endpoints();
@@ -222,12 +225,17 @@ export function consentRoutes(options: ConsentRoutesOptions): Router {
     });
   });
 
-  routes.post('/device', attempts, async (req, res) => {
+  routes.post('/device', async (req, res) => {
     endpoints();
     const web = webRequestOf(res)!;
+    const address = clientAddressOf(req);
+    const waiting = wrongCodes.retryAfter(address);
+    if (waiting !== undefined) return tooManyCodes(res, waiting);
     const { user_code } = DeviceForm.parse(req.body);
     const found = await findDeviceAuthorization(sql, user_code);
     if (!found) {
+      const wait = await wrongCodes.fail(address);
+      if (wait !== undefined) return tooManyCodes(res, wait);
       return render(res, {
         status: 400,
         title: 'Sign in a terminal',

@@ -8,6 +8,7 @@ export interface Pruned {
   github_redeliveries: number;
   todo_events: number;
   slack_messages: number;
+  auth_failures: number;
 }
 
 export interface PruneOptions {
@@ -40,6 +41,7 @@ export async function pruneOldRows(sql: postgres.Sql, options: PruneOptions): Pr
     github_redeliveries: 0,
     todo_events: 0,
     slack_messages: 0,
+    auth_failures: 0,
   };
   /**
    * Rows of `table` older than the cutoff by `age`, but for those `keep` holds back, a batch at a
@@ -82,6 +84,14 @@ export async function pruneOldRows(sql: postgres.Sql, options: PruneOptions): Pr
         and not exists (select 1 from outbox o
                         where o.todo_id = m.todo_id and o.kind = 'slack' and o.state = 'pending')
       order by m.todo_id limit ${batch} for update of m skip locked)`,
+  );
+  // Counts of failed authentications whose window ended: the next failure starts afresh anyway.
+  await inBatches(
+    'auth_failures',
+    () => sql`
+    delete from auth_failures where (limiter, key) in (
+      select limiter, key from auth_failures where window_ends_at < now()
+      order by window_ends_at limit ${batch} for update skip locked)`,
   );
   return pruned;
 }

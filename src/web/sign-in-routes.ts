@@ -58,6 +58,8 @@ export function signInRoutes(options: SignInOptions): { routes: Router; apiRoute
   const oauth = () => options.github?.oauth();
   const routes = Router();
   const failures = createFailureLimiter({
+    sql,
+    name: 'sign-in',
     limit: options.attemptLimit ?? 20,
     windowMs: ATTEMPT_WINDOW_MS,
   });

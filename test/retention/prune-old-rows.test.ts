@@ -205,6 +205,7 @@ describe.sequential('a pass', () => {
       // done: created, claimed, replied; canceled: created; dead: created, claimed.
       todo_events: 6,
       slack_messages: 0,
+      auth_failures: 0,
     });
     for (const [table, ids] of Object.entries(rows.gone))
       for (const id of ids) expect(await exists(table, id), `${table} ${id}`).toBe(false);
@@ -230,6 +231,7 @@ describe.sequential('a pass', () => {
       github_redeliveries: 0,
       todo_events: 0,
       slack_messages: 0,
+      auth_failures: 0,
     };
     expect(cursor.history).not.toBeNull();
     expect(await pruneOldRows(db.sql, { retentionDays: DAYS, batchSize: 2, cursor })).toEqual(
