@@ -150,11 +150,17 @@ export async function signInWithCode({
     device_code: string;
     user_code: string;
     verification_uri: string;
+    verification_uri_complete?: string;
     expires_in: number;
     interval?: number;
   };
+  // The code is shown even with the link that has it filled in (RFC 8628 §3.3.1): the page shows
+  // it too, and the human checks that the two match.
+  const filledIn = device.verification_uri_complete
+    ? `, or open ${device.verification_uri_complete}, which has it filled in`
+    : '';
   say(
-    `To sign in, open ${device.verification_uri} in a browser (on any machine) and type the code ${device.user_code} (it works for ${Math.round(device.expires_in / 60)} minutes)`,
+    `To sign in, open ${device.verification_uri} in a browser (on any machine) and type the code ${device.user_code}${filledIn} (it works for ${Math.round(device.expires_in / 60)} minutes)`,
   );
   let interval = (device.interval ?? 5) * 1000;
   const until = Date.now() + device.expires_in * 1000;

@@ -39,6 +39,8 @@ export const DEFAULT_TIMING: DispatcherTiming = {
 
 export interface Dispatcher {
   processId: string;
+  /** Server processes alive at the last heartbeat, this one included (see LocalSessions). */
+  liveProcesses(): number;
   attach(consumer: ConsumerSpec): Promise<AttachedConsumer>;
   close(): Promise<void>;
 }
@@ -130,6 +132,7 @@ export async function createDispatcher({
 
   return {
     processId,
+    liveProcesses: () => sessions.liveProcesses(),
     async attach(spec) {
       const consumer = await sessions.attach(spec);
       const digest = await waitingDigest(sql, spec);

@@ -34,6 +34,11 @@ export interface LocalSessions {
   heartbeat(): Promise<void>;
   /** The process says it is alive (on start, before its first heartbeat). */
   beat(): Promise<unknown>;
+  /**
+   * How many server processes were alive at the last beat, this one included (at least one):
+   * limits held in each process's memory divide by it (README, Limits).
+   */
+  liveProcesses(): number;
   /** Every session of this process, and the process itself, are gone. */
   close(): Promise<void>;
 }
@@ -61,9 +66,21 @@ export function localSessions({
     if (consumer.path === 'channel') await cancelSessionApprovals(sql, [consumer.id]);
   };
 
-  const beat = () => sql`
-    insert into consumer_processes (id) values (${processId})
-    on conflict (id) do update set seen_at = now()`;
+  let live = 1;
+  // The others are counted as rings count them alive (take-ring.ts); this one, as it beats.
+  const beat = async () => {
+    const [row] = await sql<[{ live: number }?]>`
+      with me as (
+        insert into consumer_processes (id) values (${processId})
+        on conflict (id) do update set seen_at = now()
+        returning id
+      )
+      select 1 + (select count(*)::int from consumer_processes
+                  where id <> ${processId}
+                    and seen_at > now() - make_interval(secs => ${sessionTtlMs / 1000})) as live
+      from me`;
+    live = row?.live ?? 1;
+  };
 
   return {
     async attach(spec) {
@@ -94,6 +111,7 @@ export function localSessions({
       await sql`delete from consumer_sessions where id = ${id}`;
     },
     beat,
+    liveProcesses: () => live,
     async heartbeat() {
       await beat();
       // Sessions of processes that died: gone, with the approvals their channels were waiting on.

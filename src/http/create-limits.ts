@@ -1,3 +1,4 @@
+import type postgres from 'postgres';
 import { Gauge, type Registry } from 'prom-client';
 import { DEFAULT_LIMITS, type LimitSettings } from './limit-settings.js';
 import { createFailureLimiter, type FailureLimiter } from './failure-limiter.js';
@@ -8,7 +9,7 @@ import { createWebhookBodyBudget, type WebhookBodyBudget } from './webhook-body-
 /** Failed authentications are counted per client address over this long. */
 const AUTH_FAILURE_WINDOW_MS = 15 * 60_000;
 
-/** The limits of one server process, shared by every surface (README, Reliability: limits). */
+/** The limits, shared by every surface (README, Reliability: limits). */
 export interface Limits {
   settings: LimitSettings;
   /** Failed bearer tokens and webhook signatures, per client address (each counted apart). */
@@ -24,10 +25,21 @@ export interface Limits {
   close(): void;
 }
 
-export function createLimits(settings: Partial<LimitSettings>, registry: Registry): Limits {
+/**
+ * Every process on one database holds these limits together (README, Limits): failed
+ * authentications are counted in PostgreSQL; the rate and the slots, held in memory, are each
+ * process's share of the setting, divided among the `processes()` alive.
+ */
+export function createLimits(
+  settings: Partial<LimitSettings>,
+  registry: Registry,
+  { sql, processes }: { sql: postgres.Sql; processes: () => number },
+): Limits {
   const given = Object.entries(settings).filter(([, value]) => value !== undefined);
   const resolved: LimitSettings = { ...DEFAULT_LIMITS, ...Object.fromEntries(given) };
   const authFailures = createFailureLimiter({
+    sql,
+    name: 'auth',
     limit: resolved.authFailures,
     windowMs: AUTH_FAILURE_WINDOW_MS,
   });
@@ -43,14 +55,24 @@ export function createLimits(settings: Partial<LimitSettings>, registry: Registr
       this.set(webhookBodies.reservedBytes());
     },
   });
+  new Gauge({
+    name: 'switchboard_live_processes',
+    help: 'Server processes alive on this database at the last heartbeat, this one included: the rate and slot limits are shared out among them.',
+    registers: [registry],
+    collect() {
+      this.set(processes());
+    },
+  });
   return {
     settings: resolved,
     authFailures,
     webhookBodies,
     rate:
-      resolved.ratePerSecond === undefined ? undefined : createRateLimiter(resolved.ratePerSecond),
-    mcpSessions: createPrincipalSlots(resolved.mcpSessions),
-    streams: createPrincipalSlots(resolved.streams),
+      resolved.ratePerSecond === undefined
+        ? undefined
+        : createRateLimiter(resolved.ratePerSecond, processes),
+    mcpSessions: createPrincipalSlots(resolved.mcpSessions, processes),
+    streams: createPrincipalSlots(resolved.streams, processes),
     close: () => authFailures.close(),
   };
 }

@@ -9,7 +9,7 @@ import type { ChangeFeed } from '../delivery/change-feed.js';
 import { actorOf, tokenOf } from './authenticate.js';
 import { createEventStreams } from './create-event-streams.js';
 import { HttpError } from './http-error.js';
-import type { PrincipalSlots } from './principal-slots.js';
+import { atCap, type PrincipalSlots } from './principal-slots.js';
 import type { RevocationWatch } from './revocation-watch.js';
 
 const WebhookBody = z.strictObject({ url: z.string().max(2048) });
@@ -109,7 +109,7 @@ export function tooManyStreams(streams: PrincipalSlots, name: string): HttpError
   return new HttpError(
     429,
     'too_many_streams',
-    `${name} has ${streams.limit} event streams open, the most allowed per principal (SWITCHBOARD_MAX_STREAMS; ` +
+    `${name} has ${atCap(streams, 'event streams open', 'SWITCHBOARD_MAX_STREAMS')}; ` +
       'API /events, MCP notification streams and console pages count alike): close one to free its slot',
   );
 }

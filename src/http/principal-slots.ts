@@ -1,24 +1,33 @@
 export interface PrincipalSlots {
-  /** The most one principal may hold at once. */
+  /** The most one principal may hold at once, across every server process. */
   readonly limit: number;
+  /** The most it may hold in this process: the limit shared out among the live processes. */
+  perProcess(): number;
   /** Takes one of `principal`'s slots: its release (idempotent), or undefined when all are held. */
   take(principal: string): (() => void) | undefined;
-  /** Slots `principal` holds now. */
+  /** Slots `principal` holds now, in this process. */
   held(principal: string): number;
 }
 
 /**
  * A cap on what one principal holds at once (MCP sessions; event streams, wherever they are
  * opened), so that one token cannot hold the server's memory and sockets for everyone: one
- * opened 3,000 MCP sessions in 2.3 s.
+ * opened 3,000 MCP sessions in 2.3 s. Each process holds its share, `limit` divided by the live
+ * processes (at least one): counted in memory, with no statement when a stream opens, and never
+ * more than `limit` in all (fewer, when a principal's streams crowd onto one process).
  */
-export function createPrincipalSlots(limit: number): PrincipalSlots {
+export function createPrincipalSlots(
+  limit: number,
+  processes: () => number = () => 1,
+): PrincipalSlots {
   const counts = new Map<string, number>();
+  const perProcess = () => Math.max(1, Math.floor(limit / Math.max(1, processes())));
   return {
     limit,
+    perProcess,
     take(principal) {
       const count = counts.get(principal) ?? 0;
-      if (count >= limit) return undefined;
+      if (count >= perProcess()) return undefined;
       counts.set(principal, count + 1);
       let held = true;
       return () => {
@@ -31,4 +40,14 @@ export function createPrincipalSlots(limit: number): PrincipalSlots {
     },
     held: (principal) => counts.get(principal) ?? 0,
   };
+}
+
+/**
+ * What a principal at its cap holds, for the refusal: `100 event streams open, the most allowed
+ * per principal (SETTING…)`, or, with the limit shared out, its share on this process.
+ */
+export function atCap(slots: PrincipalSlots, what: string, setting: string): string {
+  const here = slots.perProcess();
+  if (here >= slots.limit) return `${here} ${what}, the most allowed per principal (${setting}`;
+  return `${here} ${what} on this server process, its share of the ${slots.limit} allowed per principal (${setting}, shared out among the live server processes`;
 }

@@ -26,8 +26,11 @@ export interface AdmittedBody {
   read(): Promise<Buffer>;
   /** The signature matched: the bytes are no longer unverified, and leave the budget. */
   verified(): void;
-  /** Read and not verified (its signature did not match): one failure of the client's address. */
-  failed(): void;
+  /**
+   * Read and not verified (its signature did not match): one failure of the client's address,
+   * counted before the refusal is sent (so that its next delivery meets the count); never throws.
+   */
+  failed(): Promise<void>;
 }
 
 /**
@@ -48,7 +51,7 @@ export function createWebhookBodyBudget({
   const maxBytes = Math.min(WEBHOOK_MAX_BYTES, budgetBytes);
   let reserved = 0;
 
-  const admit: RequestHandler = async (req, res, next) => {
+  const admit: RequestHandler = (req, res, next) => {
     const declared = req.get('content-length');
     if (Number(declared ?? 0) > maxBytes) {
       return sendError(
@@ -59,7 +62,7 @@ export function createWebhookBodyBudget({
       );
     }
     const address = clientAddressOf(req);
-    const wait = await failures.retryAfter(`signature:${address}`);
+    const wait = failures.retryAfter(`signature:${address}`);
     if (wait !== undefined) {
       res.set('retry-after', String(wait));
       return sendError(
@@ -92,7 +95,12 @@ export function createWebhookBodyBudget({
     const admitted: AdmittedBody = {
       read: () => readRawBody(req, maxBytes),
       verified: release,
-      failed: () => void failures.fail(`signature:${address}`),
+      // Uncounted when the database does not answer: the delivery is refused all the same.
+      failed: () =>
+        failures.fail(`signature:${address}`).then(
+          () => {},
+          () => {},
+        ),
     };
     res.locals.webhookBody = admitted;
     next();

@@ -196,7 +196,7 @@ export function createIntake(options: IntakeOptions): Intake {
     // 1. The exact bytes, verified before anything is parsed.
     const verified = provider.verify(raw, req.headers, origin.secrets);
     if (!verified.ok) {
-      body.failed();
+      await body.failed();
       return verified.malformed
         ? refuse(400, 'invalid', verified.reason, origin.name)
         : refuse(401, 'unauthenticated', verified.reason, origin.name);

@@ -99,6 +99,36 @@ export async function createAgent(db: Db, actor: Actor, input: NewAgent): Promis
   return agent;
 }
 
+/**
+ * A name for a new agent made from a client's own name (`Claude Code` → `claude-code`), spelled
+ * as names must be and not taken by any principal (revoked ones keep theirs): the first of
+ * `name`, `name-2`, `name-3`, …. Only a suggestion: the human sees it, may change it, and
+ * createAgent decides.
+ */
+export async function suggestAgentName(db: Db, clientName: string | undefined): Promise<string> {
+  const slug = (clientName ?? '')
+    .normalize('NFKD')
+    .replace(/\p{M}+/gu, '')
+    .toLowerCase()
+    .replace(/[^a-z0-9._-]+/g, '-')
+    .replace(/^[^a-z0-9]+|[-._]+$/g, '')
+    // Room for a suffix within the 64 characters a name may have.
+    .slice(0, 56)
+    .replace(/[-._]+$/, '');
+  const base = slug || 'agent';
+  const taken = new Set(
+    (
+      await db<{ name: string }[]>`
+        select name from principals
+        where name = ${base} or name ~ ${`^${base.replace(/\./g, '\\.')}-[0-9]+$`}`
+    ).map((row) => row.name),
+  );
+  for (let n = 1; ; n++) {
+    const name = n === 1 ? base : `${base}-${n}`;
+    if (!taken.has(name)) return name;
+  }
+}
+
 /** Admins see everyone; a human sees themself and their agents; an agent sees itself. */
 export async function listPrincipals(
   db: Db,

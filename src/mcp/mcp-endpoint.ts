@@ -19,6 +19,7 @@ import { tooManyStreams } from '../http/event-stream-routes.js';
 import { parseJsonBody } from '../http/read-json-body.js';
 import type { Limits } from '../http/create-limits.js';
 import { limitBatchRate, limitPrincipalRate } from '../http/principal-rate-limit.js';
+import { atCap } from '../http/principal-slots.js';
 import type { RevocationWatch } from '../http/revocation-watch.js';
 import type { TokenCache } from '../http/token-cache.js';
 import type { Actor } from '../ledger/index.js';
@@ -251,7 +252,7 @@ export function createMcpEndpoint({
       return jsonRpcError(
         res,
         429,
-        `Too many sessions: ${authenticated.name} has ${limits.mcpSessions.limit} live MCP sessions, the most allowed per principal (SWITCHBOARD_MAX_MCP_SESSIONS). ` +
+        `Too many sessions: ${authenticated.name} has ${atCap(limits.mcpSessions, 'live MCP sessions', 'SWITCHBOARD_MAX_MCP_SESSIONS')}). ` +
           `End one you no longer use (DELETE /mcp with its Mcp-Session-Id; the SDK's terminateSession()), or wait: a session idle for ${IDLE_MS / 60_000} minutes ends by itself.`,
       );
     }

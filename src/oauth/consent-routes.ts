@@ -1,7 +1,8 @@
 import { Router, type Response } from 'express';
-import { rateLimit } from 'express-rate-limit';
 import type postgres from 'postgres';
 import { z } from 'zod';
+import { clientAddressOf } from '../http/client-address.js';
+import { createFailureLimiter } from '../http/failure-limiter.js';
 import { HttpError } from '../http/http-error.js';
 import type { TokenCache } from '../http/token-cache.js';
 import {
@@ -14,6 +15,7 @@ import {
   LedgerError,
   listPrincipals,
   revokeGrant,
+  suggestAgentName,
   type Authorization,
   type AuthorizationRequest,
 } from '../ledger/index.js';
@@ -81,11 +83,12 @@ export function consentRoutes(options: ConsentRoutesOptions): Router {
     body: ReturnType<typeof problemBody>,
   ) => render(res, { status, title, body });
 
+  /** The page; after a refused answer, with the problem and what the human had chosen and typed. */
   const showConsent = async (
     res: Response,
     web: WebRequest,
     request: AuthorizationRequest,
-    problem?: string,
+    refused?: { problem: string; form: z.infer<typeof ConsentForm> },
   ) => {
     const cli = request.client_id === CLI_CLIENT_ID;
     const agents = cli
@@ -93,6 +96,15 @@ export function consentRoutes(options: ConsentRoutesOptions): Router {
       : (await listPrincipals(sql, web.actor, 'agent')).filter(
           (agent) => agent.owner === web.actor.name && !agent.revoked_at,
         );
+    const newAgent = cli
+      ? undefined
+      : {
+          name:
+            refused?.form.new_name ??
+            (await suggestAgentName(sql, request.client_metadata.client_name)),
+          queues: refused?.form.new_queues ?? '',
+          chosen: refused?.form.agent,
+        };
     // The answer redirects to the client: the page's form may go there (CSP form-action).
     const target = request.redirect_uri ? new URL(request.redirect_uri) : undefined;
     if (target) {
@@ -107,12 +119,20 @@ export function consentRoutes(options: ConsentRoutesOptions): Router {
       );
     }
     render(res, {
-      status: problem ? 400 : 200,
+      status: refused ? 400 : 200,
       title: cli
         ? 'Sign in the command line?'
         : `Let ${request.client_metadata.client_name ?? 'this client'} in?`,
       nav: 'agents',
-      body: consentBody({ request, agents, cli, human: web.actor.name, csrf: web.csrf, problem }),
+      body: consentBody({
+        request,
+        agents,
+        newAgent,
+        cli,
+        human: web.actor.name,
+        csrf: web.csrf,
+        problem: refused?.problem,
+      }),
     });
   };
 
@@ -164,7 +184,7 @@ export function consentRoutes(options: ConsentRoutesOptions): Router {
     } catch (error) {
       // A bad new agent (a taken name, no queue) is said on the same page, with nothing changed.
       if (!(error instanceof LedgerError) || error.code === 'forbidden') throw error;
-      return showConsent(res, web, request, error.message);
+      return showConsent(res, web, request, { problem: error.message, form });
     }
     const { authorization, code, grant } = approved;
     log.info(
@@ -176,20 +196,22 @@ export function consentRoutes(options: ConsentRoutesOptions): Router {
     res.redirect(303, redirectWith(authorization, { code: code! }, issuer));
   });
 
-  const attempts = rateLimit({
-    windowMs: 15 * 60_000,
+  // Wrong codes per client address, counted with every server process's (auth_failures).
+  const wrongCodes = createFailureLimiter({
+    sql,
+    name: 'device',
     limit: options.attemptLimit ?? 20,
-    skipSuccessfulRequests: true,
-    standardHeaders: 'draft-8',
-    legacyHeaders: false,
-    handler: (_req, res) =>
-      page(
-        res,
-        429,
-        'Too many attempts',
-        problemBody('Too many wrong codes from your address; wait a few minutes.'),
-      ),
+    windowMs: 15 * 60_000,
   });
+  const tooManyCodes = (res: Response, wait: number) => {
+    res.set('retry-after', String(wait));
+    page(
+      res,
+      429,
+      'Too many attempts',
+      problemBody('Too many wrong codes from your address; wait a few minutes.'),
+    );
+  };
 
   routes.get('/device', (req, res) => {
     endpoints();
@@ -203,12 +225,17 @@ export function consentRoutes(options: ConsentRoutesOptions): Router {
     });
   });
 
-  routes.post('/device', attempts, async (req, res) => {
+  routes.post('/device', async (req, res) => {
     endpoints();
     const web = webRequestOf(res)!;
+    const address = clientAddressOf(req);
+    const waiting = wrongCodes.retryAfter(address);
+    if (waiting !== undefined) return tooManyCodes(res, waiting);
     const { user_code } = DeviceForm.parse(req.body);
     const found = await findDeviceAuthorization(sql, user_code);
     if (!found) {
+      const wait = await wrongCodes.fail(address);
+      if (wait !== undefined) return tooManyCodes(res, wait);
       return render(res, {
         status: 400,
         title: 'Sign in a terminal',

@@ -29,15 +29,13 @@ export function mcpBearerAuth(
     expectedResource: new URL(endpoints.mcpResource),
   };
   /**
-   * A failed token counts against its address; one sent from an address already over the limit
-   * has the SDK's 401 turned into the API's 429. (Only a failure looks the address up: a valid
-   * token costs nothing here.)
+   * A failed token counts against its address; one that takes the address over the limit has
+   * the SDK's 401 turned into the API's 429. (Only a failure is counted: a valid token costs
+   * nothing here.)
    */
   const countFailure = async (req: Request, res: Response) => {
-    const key = `token:${clientAddressOf(req)}`;
-    const over = (await failures.retryAfter(key)) !== undefined;
-    const wait = await failures.fail(key);
-    if (!over || wait === undefined) return;
+    const wait = await failures.fail(`token:${clientAddressOf(req)}`);
+    if (wait === undefined) return;
     const json = res.json.bind(res);
     res.json = (body: unknown) => {
       if (res.statusCode !== 401) return json(body);

@@ -200,7 +200,11 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     const { applied } = await migrate(db.sql, db.schema);
     if (applied.length) log.info({ applied }, 'migrated the database');
     const metrics = createMetrics(db.sql);
-    limits = createLimits(config.limits ?? {}, metrics.registry);
+    limits = createLimits(config.limits ?? {}, metrics.registry, {
+      sql: db.sql,
+      // The dispatcher counts the live processes at each heartbeat; before it starts, this one.
+      processes: () => dispatcher?.liveProcesses() ?? 1,
+    });
     outbound = createOutbound({ allow: config.outboundAllow ?? [], ca: options.outboundCa });
     tokens = await createTokenCache(db.sql, db.direct, db.schema, log);
     revocations = await createRevocationWatch(db.sql, db.direct, db.schema, log);
@@ -249,6 +253,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       log,
       address: publicAddress,
       apiUrl: config.slackApiUrl,
+      outbound,
       kick: () => outbox?.kick(),
       tuning: options.slackTuning,
     });

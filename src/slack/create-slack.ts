@@ -10,10 +10,17 @@ import type { RenderPage } from '../web/render-page.js';
 import { slackApiRoutes } from './slack-api-routes.js';
 import { slackConsolePages } from './slack-console-pages.js';
 import { slackOAuthPages } from './slack-oauth-pages.js';
-import { createSlackClients, type SlackClientFactory } from './slack-client.js';
+import {
+  createSlackClients,
+  SLACK_API_URL,
+  slackKeysUrl,
+  type SlackClientFactory,
+} from './slack-client.js';
 import { createSlackNotifier, type SlackNotifier } from './slack-notifier.js';
 import { slackRoutes } from './slack-routes.js';
 import { createSlackWork } from './slack-work.js';
+import { createSlackIdTokenVerifier } from './verify-slack-id-token.js';
+import type { Outbound } from '../outbound/create-outbound.js';
 
 export interface SlackTuning {
   /** How often ended approvals' messages and missed wakes are looked for (ms). */
@@ -43,12 +50,18 @@ export function createSlack(options: {
   log: Logger;
   address: PublicAddress;
   apiUrl?: string | undefined;
+  /** Reads Slack's signing keys for Sign in with Slack (no inside address, no redirect). */
+  outbound: Outbound;
   /** Look at the outbox now. */
   kick: () => void;
   tuning?: SlackTuning | undefined;
 }): Slack {
   const { sql, box, log, address, kick } = options;
   const clients = createSlackClients(options.apiUrl);
+  const idTokens = createSlackIdTokenVerifier({
+    jwksUrl: slackKeysUrl(options.apiUrl ?? SLACK_API_URL),
+    outbound: options.outbound,
+  });
   const publicUrl = () => address.url();
   const work = createSlackWork({
     sql,
@@ -67,7 +80,7 @@ export function createSlack(options: {
     consolePages: (render) =>
       Router({ caseSensitive: true }).use(
         slackConsolePages(sql, render),
-        slackOAuthPages({ sql, box, clients, publicUrl, render }),
+        slackOAuthPages({ sql, box, clients, idTokens, log, publicUrl, render }),
       ),
     sendMessage: box ? createSlackMessageSender({ sql, box, clients, log, publicUrl, kick }) : null,
     start(hub) {

@@ -10,6 +10,15 @@ import {
 export const SLACK_API_URL = 'https://slack.com/api/';
 
 /**
+ * Where Sign in with Slack's signing keys are: beside the Web API, as on Slack itself
+ * (https://slack.com/api/ → https://slack.com/openid/connect/keys), so that a proxy or a fake
+ * given as the API's URL serves them too.
+ */
+export function slackKeysUrl(apiUrl: string): string {
+  return new URL('../openid/connect/keys', apiUrl.endsWith('/') ? apiUrl : `${apiUrl}/`).href;
+}
+
+/**
  * The SDK logs request bodies at debug and its own retries at warn; switchboard says what matters
  * itself (without a token, a secret or a message's text), so the SDK's lines go nowhere.
  */

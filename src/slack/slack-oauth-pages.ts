@@ -11,6 +11,12 @@ import { sameToken, webRequestOf, type WebRequest } from '../web/web-request.js'
 import { openSlackApp, saveInstalledBot, type OpenedSlackApp } from './slack-app-store.js';
 import { slackFailureOf, type SlackClientFactory } from './slack-client.js';
 import { linkSignedIn } from './slack-links.js';
+import {
+  SlackIdTokenRefused,
+  SlackKeysUnavailable,
+  type SlackIdTokenVerifier,
+} from './verify-slack-id-token.js';
+import type { Logger } from '../logger.js';
 
 /** Slack's pages a browser is sent to: the app's install (OAuth v2) and Sign in with Slack (OIDC). */
 const INSTALL_URL = 'https://slack.com/oauth/v2/authorize';
@@ -29,19 +35,23 @@ const Callback = z.object({
  * to it: the `state` Slack carries is an HMAC of the session's CSRF token, so a callback is taken
  * only in the browser session that started it (nothing is stored meanwhile). The install is an
  * admin's, and saves the bot token Slack gives (sealed); Sign in with Slack links the Slack user
- * Slack vouches for — in the app's workspace — to the human signed in.
+ * its id_token names — verified, in the app's workspace — to the human signed in.
  */
 export function slackOAuthPages(options: {
   sql: postgres.Sql;
   box: SecretBox | null;
   clients: SlackClientFactory;
+  idTokens: SlackIdTokenVerifier;
+  log: Logger;
   publicUrl: () => string;
   render: RenderPage;
 }): Router {
-  const { sql, box, clients, publicUrl, render } = options;
+  const { sql, box, clients, idTokens, log, publicUrl, render } = options;
   const router = Router({ caseSensitive: true });
   const stateFor = (web: WebRequest, purpose: string) =>
     createHmac('sha256', web.csrf).update(`slack ${purpose}`).digest('base64url');
+  // The id_token carries it back: a token Slack issued to another browser session is refused.
+  const nonceFor = (web: WebRequest) => stateFor(web, 'sign-in nonce');
   const redirectUri = (purpose: 'install' | 'sign-in') =>
     `${publicUrl()}/slack/${purpose}/callback`;
 
@@ -157,6 +167,7 @@ export function slackOAuthPages(options: {
       client_id: got.app.client_id,
       redirect_uri: redirectUri('sign-in'),
       state: stateFor(got.web, 'sign-in'),
+      nonce: nonceFor(got.web),
       ...(got.app.team_id && { team: got.app.team_id }),
     }).toString();
     res.redirect(303, url.toString());
@@ -166,8 +177,7 @@ export function slackOAuthPages(options: {
     const got = await ready(res);
     if (!got) return;
     const code = codeOf(req, got.web, 'sign-in');
-    let user: string | undefined;
-    let team: string | undefined;
+    let idToken: string | undefined;
     try {
       const token = await clients().openid.connect.token({
         client_id: got.app.client_id,
@@ -175,21 +185,18 @@ export function slackOAuthPages(options: {
         code,
         redirect_uri: redirectUri('sign-in'),
       });
-      if (!token.access_token) throw new Error('no access token');
-      // Asked of Slack itself, over its API, with the token it just gave: who signed in.
-      const info = await clients(token.access_token).openid.connect.userInfo();
-      user = info['https://slack.com/user_id'];
-      team = info['https://slack.com/team_id'];
+      idToken = token.id_token;
     } catch (error) {
       return slackSaid(error);
     }
-    if (!user || !team || !/^[UW][A-Z0-9]{2,30}$/.test(user)) {
+    if (!idToken) {
       throw new HttpError(
         502,
         'slack_unreachable',
-        'Slack did not say who signed in. Nothing changed.',
+        'Slack did not say who signed in (its answer had no id_token). Nothing changed.',
       );
     }
+    const { user, team } = await verifiedIdentity(idToken, got);
     if (team !== got.app.team_id) {
       return render(res, {
         status: 403,
@@ -203,6 +210,34 @@ export function slackOAuthPages(options: {
     await linkSignedIn(sql, got.web.actor, { team_id: team, user_id: user });
     res.redirect(303, '/slack');
   });
+
+  /** Who the id_token says signed in, once it holds; else a page saying why, nothing changed. */
+  const verifiedIdentity = async (
+    idToken: string,
+    { web, app }: { web: WebRequest; app: { client_id: string } },
+  ) => {
+    try {
+      return await idTokens.verify(idToken, { clientId: app.client_id, nonce: nonceFor(web) });
+    } catch (error) {
+      if (error instanceof SlackIdTokenRefused) {
+        log.warn({ reason: error.reason }, 'refused a Sign in with Slack: its id_token');
+        throw new HttpError(
+          400,
+          'invalid',
+          `Slack’s answer could not be verified: its id_token was refused (${error.reason}). Nothing changed: start again from the Slack page.`,
+        );
+      }
+      if (error instanceof SlackKeysUnavailable) {
+        log.warn({ detail: error.detail }, 'Sign in with Slack: Slack’s signing keys unreadable');
+        throw new HttpError(
+          502,
+          'slack_unreachable',
+          'Slack’s signing keys could not be read, so who signed in could not be checked. Nothing changed: try again in a moment.',
+        );
+      }
+      throw error;
+    }
+  };
 
   return router;
 }

@@ -146,7 +146,7 @@ export function slackRoutes(options: {
       raw,
     );
     if (!check.ok) {
-      body.failed();
+      await body.failed();
       log.warn({ path: req.path, reason: check.reason }, 'refused a Slack request');
       sendError(res, 401, 'unauthenticated', `refused: ${check.reason}`);
       return null;

@@ -58,6 +58,8 @@ export function signInRoutes(options: SignInOptions): { routes: Router; apiRoute
   const oauth = () => options.github?.oauth();
   const routes = Router({ caseSensitive: true });
   const failures = createFailureLimiter({
+    sql,
+    name: 'sign-in',
     limit: options.attemptLimit ?? 20,
     windowMs: ATTEMPT_WINDOW_MS,
   });
@@ -71,7 +73,11 @@ export function signInRoutes(options: SignInOptions): { routes: Router; apiRoute
     res.redirect(303, takeReturn(res.req, res, cookies) ?? localPath(next));
   };
   const refuse = (res: Response, status: number, problem: string) =>
-    render(res, { status, title: 'Sign in', body: signInBody({ github: !!oauth(), problem }) });
+    render(res, {
+      status,
+      title: 'Sign in',
+      body: signInBody({ github: !!oauth(), url: address.url(), problem }),
+    });
   /** A failed attempt: counted against the client's address, and refused 429 past the limit. */
   const refuseFailed = async (req: Request, res: Response, status: number, problem: string) => {
     const wait = await failures.fail(clientAddressOf(req));
@@ -82,6 +88,7 @@ export function signInRoutes(options: SignInOptions): { routes: Router; apiRoute
       title: 'Too many attempts',
       body: signInBody({
         github: !!oauth(),
+        url: address.url(),
         problem: `${problem} Too many failed sign-in attempts came from your address: wait ${Math.ceil(wait / 60)} minutes before trying again. A valid sign-in link still works.`,
       }),
     });
@@ -89,7 +96,7 @@ export function signInRoutes(options: SignInOptions): { routes: Router; apiRoute
 
   routes.get('/sign-in', (_req, res) => {
     if (webRequestOf(res)) return res.redirect(303, '/');
-    render(res, { title: 'Sign in', body: signInBody({ github: !!oauth() }) });
+    render(res, { title: 'Sign in', body: signInBody({ github: !!oauth(), url: address.url() }) });
   });
 
   // The link is its own credential: GET, so that it works when clicked in a terminal.

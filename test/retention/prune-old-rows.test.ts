@@ -10,8 +10,10 @@ import {
   claimTodo,
   completeTodo,
   createTodo,
+  decideApproval,
   failTodo,
   replyToTodo,
+  requestApproval,
 } from '../../src/ledger/index.js';
 import { silentLogger } from '../../src/logger.js';
 import { createPruner } from '../../src/retention/create-pruner.js';
@@ -205,6 +207,8 @@ describe.sequential('a pass', () => {
       // done: created, claimed, replied; canceled: created; dead: created, claimed.
       todo_events: 6,
       todo_secrets: 0,
+      slack_messages: 0,
+      auth_failures: 0,
     });
     for (const [table, ids] of Object.entries(rows.gone))
       for (const id of ids) expect(await exists(table, id), `${table} ${id}`).toBe(false);
@@ -230,6 +234,8 @@ describe.sequential('a pass', () => {
       github_redeliveries: 0,
       todo_events: 0,
       todo_secrets: 0,
+      slack_messages: 0,
+      auth_failures: 0,
     };
     expect(cursor.history).not.toBeNull();
     expect(await pruneOldRows(db.sql, { retentionDays: DAYS, batchSize: 2, cursor })).toEqual(
@@ -266,6 +272,49 @@ describe.sequential('a pass', () => {
     expect(await secretsOf(finishedLongAgo)).toBe(0);
     expect(await secretsOf(openLong)).toBe(1);
     expect(await secretsOf(finishedToday)).toBe(1);
+  });
+
+  test('regression: an approval’s Slack message was kept forever; it goes with its approval’s history, unless an update of it is still owed', async () => {
+    const approval = async (question: string) =>
+      (await requestApproval(db.sql, cast.bot, { question, source: 'mcp' })).id;
+    /** The message it was posted as, and the outbox row that posted it or closed it. */
+    const message = async (todoId: number, update: 'sent' | 'pending' | null) => {
+      await db.sql`
+        insert into slack_messages (todo_id, slack_user_id, channel_id, ts, posted_at, closed_at)
+        values (${todoId}, 'U0BOB0001', 'D0BOB0001', '1700000001.000100', now(),
+                ${update ? db.sql`now()` : null})`;
+      if (update)
+        await db.sql`
+          insert into outbox (todo_id, source, kind, write_back, target, body, state, sent_at)
+          values (${todoId}, 'slack', 'slack', 'message_update', ${db.sql.json({ todo_id: todoId })},
+                  'ended', ${update}, ${update === 'sent' ? db.sql`now()` : null})`;
+    };
+    const decided = await approval('Merge it, long ago?');
+    await decideApproval(db.sql, cast.bob, decided, 'allow');
+    await message(decided, 'sent');
+    const expired = await approval('Deploy, long ago?');
+    await cancelTodo(db.sql, cast.bob, expired, 'expired without a verdict');
+    await message(expired, 'sent');
+    // Its closing update has not reached Slack yet: the message's row is what it updates.
+    const owed = await approval('Owed an update?');
+    await cancelTodo(db.sql, cast.bob, owed, 'canceled');
+    await message(owed, 'pending');
+    const waiting = await approval('Still waiting, asked long ago?');
+    await message(waiting, null);
+    const recent = await approval('Decided today?');
+    await decideApproval(db.sql, cast.bob, recent, 'deny');
+    await message(recent, 'sent');
+    for (const id of [decided, expired, owed, waiting]) await age(id, DAYS + 3);
+
+    const pruned = await pruneOldRows(db.sql, { retentionDays: DAYS, batchSize: 1 });
+    expect(pruned.slack_messages).toBe(2);
+    const left = await db.sql<{ todo_id: string }[]>`
+      select todo_id from slack_messages where todo_id = any(${[decided, expired, owed, waiting, recent]})
+      order by todo_id`;
+    expect(left.map((row) => Number(row.todo_id))).toEqual([owed, waiting, recent]);
+    // The approvals themselves stay, with their verdicts.
+    expect(await exists('todos', decided)).toBe(true);
+    expect((await pruneOldRows(db.sql, { retentionDays: DAYS })).slack_messages).toBe(0);
   });
 
   test('a todo that finishes after it had been waiting long has its history pruned once it is old', async () => {

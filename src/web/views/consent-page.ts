@@ -5,11 +5,16 @@ export interface ConsentView {
   request: AuthorizationRequest;
   /** The human's live agents, any of which the client may work as. */
   agents: Principal[];
+  /**
+   * The new agent's fields as the page offers them: a name made from the client's (or what the
+   * human typed, after a refusal), the queues typed, and which choice was made (`''`: new).
+   */
+  newAgent?: { name: string; queues: string; chosen?: string | undefined } | undefined;
   /** switchboard's own CLI: it asks to act as the human. */
   cli: boolean;
   human: string;
   csrf: string;
-  problem?: string;
+  problem?: string | undefined;
 }
 
 /**
@@ -18,14 +23,14 @@ export interface ConsentView {
  * switchboard's own CLI, the human themself. Buttons named Allow and Deny, as approvals have.
  */
 export function consentBody(view: ConsentView): Html {
-  const { request, agents, cli, csrf } = view;
+  const { request, agents, newAgent, cli, csrf } = view;
   const name = request.client_metadata.client_name ?? request.client_id;
   return html`<div class="consent">
     ${view.problem ? html`<p class="flash" role="alert">${view.problem}</p>` : ''}
     ${cli ? cliAsks(view) : clientAsks(view, name)}
     <form method="post" action="/oauth/consent/${request.id}">
       <input type="hidden" name="_csrf" value="${csrf}" />
-      ${cli ? '' : workAs(agents)}
+      ${cli || !newAgent ? '' : workAs(agents, newAgent)}
       <p class="buttons">
         <button type="submit" name="decision" value="allow" class="allow">Allow</button>
         <button type="submit" name="decision" value="deny" class="deny">Deny</button>
@@ -74,18 +79,20 @@ function clientAsks({ request }: ConsentView, name: string): Html {
     </dl>`;
 }
 
-function workAs(agents: Principal[]): Html {
+function workAs(agents: Principal[], newAgent: NonNullable<ConsentView['newAgent']>): Html {
+  // The choice made before a refusal, else the first agent, else (none yet) a new one.
+  const chosen = newAgent.chosen ?? agents[0]?.name ?? '';
   return html`<fieldset>
     <legend>Work as</legend>
     ${agents.map(
-      (agent, i) =>
+      (agent) =>
         html`<p>
           <input
             type="radio"
             name="agent"
             id="agent-${agent.name}"
             value="${agent.name}"
-            ${i === 0 ? html`checked` : ''}
+            ${agent.name === chosen ? html`checked` : ''}
           />
           <label for="agent-${agent.name}"
             >${agent.name} <span class="quiet">(${(agent.queues ?? []).join(', ')})</span></label
@@ -98,14 +105,27 @@ function workAs(agents: Principal[]): Html {
         name="agent"
         id="agent-new"
         value=""
-        ${agents.length === 0 ? html`checked` : ''}
+        ${agents.some((agent) => agent.name === chosen) ? '' : html`checked`}
       />
       <label for="agent-new">A new agent</label>
     </p>
     <label for="new-name">New agent’s name</label>
-    <input id="new-name" name="new_name" maxlength="64" placeholder="claude-reviewer" />
+    <input
+      id="new-name"
+      name="new_name"
+      maxlength="64"
+      autocomplete="off"
+      value="${newAgent.name}"
+      ${agents.length === 0 ? html`required` : ''}
+    />
     <label for="new-queues">Its queues (separated by spaces or commas)</label>
-    <input id="new-queues" name="new_queues" placeholder="reviews ci" />
+    <input
+      id="new-queues"
+      name="new_queues"
+      placeholder="reviews ci"
+      value="${newAgent.queues}"
+      ${agents.length === 0 ? html`required` : ''}
+    />
   </fieldset>`;
 }
 
@@ -121,10 +141,17 @@ export function deviceBody({
 }): Html {
   return html`<div class="consent">
     ${problem ? html`<p class="flash" role="alert">${problem}</p>` : ''}
-    <p>
-      Type the code <code>switchboard login</code> shows in your terminal. Only type a code you got
-      from a terminal of your own, just now.
-    </p>
+    ${
+      userCode && !problem
+        ? html`<p>
+            Check that this is the code <code>switchboard login</code> shows in your terminal, then
+            continue. Only continue with a code from a terminal of your own, just now.
+          </p>`
+        : html`<p>
+            Type the code <code>switchboard login</code> shows in your terminal. Only type a code
+            you got from a terminal of your own, just now.
+          </p>`
+    }
     <form method="post" action="/device">
       <input type="hidden" name="_csrf" value="${csrf}" />
       <label for="user-code">Code</label>

@@ -1,6 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { exportJWK, generateKeyPair, SignJWT, type JWTPayload } from 'jose';
 
 /** One Web API call the fake received: the method, its arguments (JSON fields parsed), the token. */
 export interface SlackCall {
@@ -25,18 +26,36 @@ export const BOT_USER = 'U0BOTUSER';
 export const BOT_TOKEN = 'xoxb-1111111111-2222222222-abcdefghijABCDEFGHIJabcd';
 export const SIGNING_SECRET = '8f742231b10e8888abcd99yyyzzz85a5'.replace(/[yz]/g, 'e');
 
+/** Signs an id_token as Slack does (RS256, its key's `kid`), with the claims given. */
+export type IdTokenSigner = (claims: JWTPayload, key?: 'slack' | 'impostor') => Promise<string>;
+
+/** Slack's signing key pair and its key set; a second pair, an impostor's with the same `kid`. */
+async function slackKeys(): Promise<{ jwks: unknown; sign: IdTokenSigner }> {
+  const kid = 'mB2MAyKSn555isd0EbdhKx6nkyAi9xLq8rvCEb_nOyY';
+  const [slack, impostor] = await Promise.all([generateKeyPair('RS256'), generateKeyPair('RS256')]);
+  const jwks = { keys: [{ ...(await exportJWK(slack.publicKey)), kid, alg: 'RS256', use: 'sig' }] };
+  const sign: IdTokenSigner = (claims, key = 'slack') =>
+    new SignJWT(claims)
+      .setProtectedHeader({ alg: 'RS256', kid, typ: 'JWT' })
+      .sign((key === 'slack' ? slack : impostor).privateKey);
+  return { jwks, sign };
+}
+
 /**
  * A Slack Web API on a loopback port (SWITCHBOARD_SLACK_API_URL points at it): it answers every
  * method as Slack documents it, records each call, and answers as told (`answerNext`) — a 429
- * with Retry-After, a 5xx, Slack's `{ok: false, error}`, or no answer at all.
+ * with Retry-After, a 5xx, Slack's `{ok: false, error}`, or no answer at all. Beside it, as on
+ * slack.com, Sign in with Slack's key set (`/openid/connect/keys`); `idToken` signs as Slack.
  */
 export async function startFakeSlack(): Promise<{
   url: string;
   calls: SlackCall[];
   callsTo(method: string): SlackCall[];
   answerNext(method: string, ...answers: SlackAnswer[]): void;
+  idToken: IdTokenSigner;
   close(): Promise<void>;
 }> {
+  const keys = await slackKeys();
   const calls: SlackCall[] = [];
   const queued = new Map<string, SlackAnswer[]>();
   const hanging = new Set<IncomingMessage>();
@@ -45,6 +64,11 @@ export async function startFakeSlack(): Promise<{
     let text = '';
     req.on('data', (chunk: Buffer) => (text += chunk.toString()));
     req.on('end', () => {
+      if (req.url === '/openid/connect/keys') {
+        calls.push({ method: 'openid/connect/keys', args: {}, token: null });
+        res.writeHead(200, { 'content-type': 'application/json' });
+        return res.end(JSON.stringify(keys.jwks));
+      }
       const method = (req.url ?? '').replace(/^\/api\//, '').replace(/\?.*$/, '');
       const form = new URLSearchParams(text);
       const args: Record<string, any> = {};
@@ -85,6 +109,7 @@ export async function startFakeSlack(): Promise<{
     answerNext(method, ...answers) {
       queued.set(method, [...(queued.get(method) ?? []), ...answers]);
     },
+    idToken: keys.sign,
     async close() {
       for (const req of hanging) req.socket.destroy();
       server.closeAllConnections();
