@@ -207,8 +207,12 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       embedded: db.embedded,
       dataDir: config.dataDir,
     });
+    // Said at start: otherwise the first source, Slack app or github setup is what finds out.
     if (!secretKey)
-      log.info({}, 'no SWITCHBOARD_SECRET_KEY with DATABASE_URL: sources and github setup are off');
+      log.warn(
+        {},
+        'SWITCHBOARD_SECRET_KEY is not set, and with DATABASE_URL none is made up: sources, Slack and github setup are refused — set SWITCHBOARD_SECRET_KEY to 32 random bytes (openssl rand -base64 32) and keep it with your backups',
+      );
     const box = secretKey ? createSecretBox(secretKey) : null;
     // The environment's App, else the one `switchboard github setup` stored, taken up by every
     // process as soon as it is: whoever reads `clients.github` gets the App as it is now.

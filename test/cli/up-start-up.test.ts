@@ -1,9 +1,10 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { chmod, mkdir, readFile, readlink, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
-import { afterAll, beforeAll, expect, test } from 'vitest';
+import postgres from 'postgres';
+import { afterAll, beforeAll, expect, inject, test } from 'vitest';
 import { createCliHome, runCli, startCli, type CliHome } from './support/run-cli.js';
 
 // What `up` says, and when, as it starts: the address it really bound, a port taken before
@@ -30,6 +31,33 @@ const logged = (stderr: string, level: number) =>
     .map((line) => JSON.parse(line) as { level: number; msg: string })
     .filter((line) => line.level === level)
     .map((line) => line.msg);
+
+test(
+  'regression: with DATABASE_URL and no SWITCHBOARD_SECRET_KEY, up said so at INFO, and only a later source or Slack app was refused',
+  { timeout: 120_000 },
+  async () => {
+    const name = `sb_${randomBytes(6).toString('hex')}`;
+    const admin = postgres(inject('databaseUrl'), { max: 1, onnotice: () => {} });
+    await admin.unsafe(`create database ${name}`);
+    const databaseUrl = Object.assign(new URL(inject('databaseUrl')), { pathname: `/${name}` });
+    const up = startCli(['up', '--port', '0'], {
+      ...env,
+      DATABASE_URL: databaseUrl.href,
+      SWITCHBOARD_EMBEDDED_POSTGRES: 'off',
+    });
+    try {
+      await up.waitFor(/listening on (http:\S+)/, 90_000);
+      expect(logged(up.stderr, 40)).toContain(
+        'SWITCHBOARD_SECRET_KEY is not set, and with DATABASE_URL none is made up: sources, Slack and github setup are refused — set SWITCHBOARD_SECRET_KEY to 32 random bytes (openssl rand -base64 32) and keep it with your backups',
+      );
+    } finally {
+      up.child.kill('SIGTERM');
+      await up.done;
+      await admin.unsafe(`drop database ${name}`);
+      await admin.end();
+    }
+  },
+);
 
 test('regression: up on a taken port ran initdb and the migrations before saying the port is in use', async () => {
   const taken: Server = createServer();
