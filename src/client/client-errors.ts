@@ -16,6 +16,14 @@ export class ConnectionError extends Error {
   override readonly name = 'ConnectionError';
 }
 
+/**
+ * The server answered, but its TLS could not be trusted (a self-signed or unknown CA, an expired
+ * certificate, another host's) or was not TLS at all. Not an outage: waiting does not mend it.
+ */
+export class CertificateError extends Error {
+  override readonly name = 'CertificateError';
+}
+
 /** Neither the environment nor the credentials file says which server to use and how. */
 export class CredentialsError extends Error {
   override readonly name = 'CredentialsError';
