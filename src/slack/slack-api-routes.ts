@@ -13,6 +13,7 @@ import {
   setNotificationPreferences,
   type Actor,
 } from '../ledger/index.js';
+import { slackAppProblems } from '../contract/slack-app.js';
 import { PACKAGE_ROOT } from '../package-root.js';
 import type { SecretBox } from '../secrets/secret-box.js';
 import { getSlackApp, removeSlackApp, saveSlackApp, type BotIdentity } from './slack-app-store.js';
@@ -54,9 +55,6 @@ export async function identifyBot(
   clients: SlackClientFactory,
   token: string,
 ): Promise<BotIdentity> {
-  if (!/^xoxb-[A-Za-z0-9-]{10,500}$/.test(token)) {
-    throw invalid('a bot token starts xoxb- (OAuth & Permissions → Bot User OAuth Token)');
-  }
   let answer: { team_id?: string; team?: string; user_id?: string };
   try {
     answer = await clients(token).auth.test();
@@ -121,6 +119,9 @@ export function slackApiRoutes(options: {
     if (actor.kind !== 'human' || !actor.principal.is_admin)
       throw forbidden('only an admin may set up Slack');
     const sealed = sealer();
+    // Every problem at once, and before Slack is asked about the token.
+    const problems = slackAppProblems(body);
+    if (problems.length) throw invalid(problems.join('; '));
     const bot =
       body.bot_token === undefined
         ? undefined
