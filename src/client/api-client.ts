@@ -8,6 +8,7 @@ import type { GitHubAppInUse } from '../contract/github-app.js';
 import type { SlackAppView } from '../contract/slack-app.js';
 import type { Todo as LedgerTodo, TodoEvent as LedgerTodoEvent } from '../contract/todo.js';
 import { ApiError } from './client-errors.js';
+import { parseRetryAfter } from './retry-delay.js';
 import { sendRequest } from './send-request.js';
 import type {
   Delivery,
@@ -181,6 +182,7 @@ export function createApiClient(credentials: Credentials, options: ApiClientOpti
         response.status,
         typeof code === 'string' ? code : `http_${response.status}`,
         typeof error === 'string' ? error : `${method} ${path} answered HTTP ${response.status}`,
+        parseRetryAfter(response.headers['retry-after']),
       );
     }
     if (json === undefined) {

@@ -6,6 +6,8 @@ export class ApiError extends Error {
     readonly status: number,
     readonly code: string,
     message: string,
+    /** How long the server asked to wait before asking again (its Retry-After), if it did. */
+    readonly retryAfterMs?: number,
   ) {
     super(message);
   }
