@@ -135,6 +135,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   const db = await openDatabase({
     databaseUrl: config.databaseUrl,
     databaseDirectUrl: config.databaseDirectUrl,
+    waitSeconds: config.databaseWaitSeconds,
     dataDir: config.dataDir,
     schema: options.schema,
     max: 20,
@@ -419,22 +420,27 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     const url = origin(everywhere ? '127.0.0.1' : config.host);
     const boundUrl = everywhere ? origin(address) : url;
     const beyondLoopback = !isLoopback(address);
-    publicAddress.listening(url, beyondLoopback);
-    if (beyondLoopback && !config.publicUrl) {
+    // A container's published address, when it has one, is where its clients reach it.
+    const reachedAt = config.publishedUrl ?? url;
+    const reachable = config.publishedUrl
+      ? !isLoopbackName(new URL(config.publishedUrl).hostname)
+      : beyondLoopback;
+    publicAddress.listening(reachedAt, beyondLoopback);
+    if (reachable && !config.publicUrl) {
       log.warn(
         { bound: boundUrl, url },
-        `no SWITCHBOARD_PUBLIC_URL: requests are answered only when addressed to an IP address or localhost (never to a name, against DNS rebinding), and the URLs switchboard gives out (sign-in links, sources' webhook URLs) start with ${url} — ` +
+        `no SWITCHBOARD_PUBLIC_URL: requests are answered only when addressed to an IP address or localhost (never to a name, against DNS rebinding), and the URLs switchboard gives out (sign-in links, sources' webhook URLs) start with ${reachedAt} — ` +
           'set SWITCHBOARD_PUBLIC_URL to the address its clients use',
       );
     }
-    if (beyondLoopback && !config.publicUrl?.startsWith('https://')) {
+    if (reachable && !config.publicUrl?.startsWith('https://')) {
       log.warn(
         { bound: boundUrl, public_url: config.publicUrl ?? null },
         `listening on ${boundUrl}, reachable from other machines over plain HTTP: the API, the web console and its sign-in links travel unencrypted — ` +
           'put a TLS proxy in front and set SWITCHBOARD_PUBLIC_URL to its https:// address, or set HOST=127.0.0.1 to keep it on this machine',
       );
     }
-    await oauth.listening(url, mcp);
+    await oauth.listening(reachedAt, mcp);
     await db.recordServerUrl(url);
     await bootstrapAdmin(db.sql, {
       url,
@@ -479,6 +485,11 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     await close().catch(() => {});
     throw error;
   }
+}
+
+/** A URL's host that is this machine's: localhost, or a loopback address (`[::1]` too). */
+function isLoopbackName(hostname: string): boolean {
+  return hostname === 'localhost' || isLoopback(hostname.replace(/^\[|\]$/g, ''));
 }
 
 /** 127.0.0.0/8 and ::1 (also as an IPv4-mapped address): reachable from this machine only. */
