@@ -288,7 +288,10 @@ test(
     composed = {
       async down() {
         await compose(['down', '--volumes'], { check: false });
-        for (const name of tagged) await podman(['untag', name], { check: false });
+        // podman-compose 1.0 leaves its network behind.
+        await podman(['network', 'rm', `${project}_default`], { check: false });
+        // Only that name: `podman untag IMAGE` alone would take every name the image has.
+        for (const name of tagged) await podman(['untag', name, name], { check: false });
         await rm(dir, { recursive: true, force: true });
       },
     };
