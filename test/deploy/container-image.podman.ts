@@ -270,21 +270,8 @@ test(
     const file = join(dir, 'compose.yaml');
     const compose = (args: string[], options?: { check?: boolean }) =>
       run('podman-compose', ['-f', file, '-p', project, ...args], options);
-
-    // The build it would run takes .env's base image (the image itself is the first test's).
-    const build = await compose(['--dry-run', 'build']);
-    expect(build.stdout).toContain(`--build-arg BASE_IMAGE=${baseImage} `);
-
-    // compose.yaml's images, as a registry would give them: the first test's image, and the
-    // stand-in for postgres:17 when that is not here.
     const tagged: string[] = [];
-    const tag = async (image: string, name: string) => {
-      if ((await podman(['image', 'exists', name], { check: false })).code === 0) return;
-      await podman(['tag', image, name]);
-      tagged.push(name);
-    };
-    await tag(IMAGE, 'localhost/switchboard:latest');
-    await tag(POSTGRES_IMAGE, 'docker.io/library/postgres:17');
+    // Taken down at the end, however far this got.
     composed = {
       async down() {
         await compose(['down', '--volumes'], { check: false });
@@ -295,6 +282,20 @@ test(
         await rm(dir, { recursive: true, force: true });
       },
     };
+
+    // The build it would run takes .env's base image (the image itself is the first test's).
+    const build = await compose(['--dry-run', 'build']);
+    expect(build.stdout).toContain(`--build-arg BASE_IMAGE=${baseImage} `);
+
+    // compose.yaml's images, as a registry would give them: the first test's image, and the
+    // stand-in for postgres:17 when that is not here.
+    const tag = async (image: string, name: string) => {
+      if ((await podman(['image', 'exists', name], { check: false })).code === 0) return;
+      await podman(['tag', image, name]);
+      tagged.push(name);
+    };
+    await tag(IMAGE, 'localhost/switchboard:latest');
+    await tag(POSTGRES_IMAGE, 'docker.io/library/postgres:17');
     await compose(['up', '-d']);
     const server = `${project}_switchboard_1`;
     // Started at once after PostgreSQL, it waited for it, with no healthcheck to wait on.
