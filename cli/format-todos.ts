@@ -16,7 +16,9 @@ export function formatTable(header: string[], rows: string[][]): string {
 }
 
 export function formatTodoTable(todos: Todo[]): string {
-  // An approval is waited for by who asks, until it expires: its assignee is the reader.
+  // An approval is waited for by who asks, until it expires: its assignee is the reader. Any
+  // other todo names who holds it, else who alone may claim it, else the human it is
+  // attributed to (a GitHub todo's sender), as `todo show` does.
   const approvals = todos.some((todo) => todo.kind === 'approval');
   const rows = todos.map((todo) => [
     `#${todo.id}`,
@@ -25,7 +27,7 @@ export function formatTodoTable(todos: Todo[]): string {
     todo.kind,
     todo.kind === 'approval'
       ? `${todo.requested_by} asks`
-      : (todo.claimed_by ?? todo.assignee ?? ''),
+      : (todo.claimed_by ?? todo.assignee ?? todo.attributed_to ?? ''),
     ago(todo.created_at),
     ...(approvals ? [todo.kind === 'approval' ? expiry(todo) : ''] : []),
     // The link follows the title rather than taking a column before it: the title is what

@@ -1,4 +1,9 @@
-import { ApiError, ConnectionError, CredentialsError } from '../src/client/client-errors.js';
+import {
+  ApiError,
+  CertificateError,
+  ConnectionError,
+  CredentialsError,
+} from '../src/client/client-errors.js';
 import { CommandError, EXIT } from './command-error.js';
 
 /**
@@ -16,7 +21,9 @@ export function reportError(error: unknown): number {
 
 function describe(error: unknown): { code: number; message: string } {
   if (error instanceof CommandError) return { code: error.exitCode, message: error.message };
-  if (error instanceof CredentialsError) return { code: EXIT.unreachable, message: error.message };
+  if (error instanceof CredentialsError || error instanceof CertificateError) {
+    return { code: EXIT.unreachable, message: error.message };
+  }
   if (error instanceof ConnectionError) {
     return {
       code: EXIT.unreachable,

@@ -1,5 +1,5 @@
 import { createApiClient } from '../client/api-client.js';
-import { ApiError, ConnectionError } from '../client/client-errors.js';
+import { ApiError, CertificateError, ConnectionError } from '../client/client-errors.js';
 
 export interface TokenOwner {
   name: string;
@@ -30,7 +30,8 @@ export async function identifyToken(url: string, token: string): Promise<TokenId
     if (principal) return { owner: principal };
     return { unknown: `${base} answered whoami without a principal` };
   } catch (error) {
-    if (error instanceof ConnectionError) return { unknown: error.message };
+    if (error instanceof ConnectionError || error instanceof CertificateError)
+      return { unknown: error.message };
     if (!(error instanceof ApiError))
       return { unknown: `${base} did not answer whoami as switchboard does` };
     if (error.status === 401 || error.status === 403)

@@ -14,6 +14,7 @@ import type { Secret as LedgerSecret } from '../contract/secret.js';
 import type { SlackAppView } from '../contract/slack-app.js';
 import type { Todo as LedgerTodo, TodoEvent as LedgerTodoEvent } from '../contract/todo.js';
 import { ApiError } from './client-errors.js';
+import { parseRetryAfter } from './retry-delay.js';
 import { sendRequest } from './send-request.js';
 import type {
   Delivery,
@@ -201,6 +202,7 @@ export function createApiClient(credentials: Credentials, options: ApiClientOpti
         response.status,
         typeof code === 'string' ? code : `http_${response.status}`,
         typeof error === 'string' ? error : `${method} ${path} answered HTTP ${response.status}`,
+        parseRetryAfter(response.headers['retry-after']),
       );
     }
     if (json === undefined) {

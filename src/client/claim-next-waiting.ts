@@ -1,5 +1,6 @@
 import type { ApiClient, ClaimedTodo, HeldBack } from './api-client.js';
-import { ConnectionError } from './client-errors.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ApiError, ConnectionError } from './client-errors.js';
 import { isServerOutage } from './is-server-outage.js';
 import type { WakeStream } from './open-wake-stream.js';
 import { retryDelay } from './retry-delay.js';
@@ -52,12 +53,15 @@ export async function claimNextWaiting(
     } catch (error) {
       if (!isServerOutage(error) || Date.now() >= deadline) throw error;
       if (failures === 0) onOutage?.(error as Error);
+      const pause = retryDelay(failures++, undefined, error);
+      if (error instanceof ApiError && error.retryAfterMs !== undefined) {
+        // The server said when: not sooner, whatever rings meanwhile.
+        await sleep(Math.min(pause, deadline - Date.now()), undefined, { signal }).catch(() => {});
+        continue;
+      }
       // The stream rings when it has reconnected; a server whose stream stayed up (its
       // database was away) is asked again after a pause.
-      await wakes.waitPast(seen, {
-        deadline: Math.min(deadline, Date.now() + retryDelay(failures++)),
-        signal,
-      });
+      await wakes.waitPast(seen, { deadline: Math.min(deadline, Date.now() + pause), signal });
       continue;
     }
     const { todo, held_back } = answer;

@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Credentials } from './api-client.js';
 import { ApiError, ConnectionError } from './client-errors.js';
 import { readServerSentEvents } from './read-server-sent-events.js';
-import { retryDelay } from './retry-delay.js';
+import { parseRetryAfter, retryDelay } from './retry-delay.js';
 import { openRequest } from './send-request.js';
 
 /** Three missed pings (sent every 15 s): the connection is dead, however quiet it looks. */
@@ -72,7 +72,9 @@ export async function followEventStream(options: FollowOptions): Promise<void> {
       lost = error instanceof Error ? error : new Error(String(error));
     }
     if (!options.onLost(lost, failures)) return;
-    await sleep(retryDelay(failures, options.maxDelayMs), undefined, { signal }).catch(() => {});
+    await sleep(retryDelay(failures, options.maxDelayMs, lost), undefined, { signal }).catch(
+      () => {},
+    );
   }
 }
 
@@ -102,5 +104,6 @@ async function refusal(response: IncomingMessage): Promise<ApiError> {
     typeof body.error === 'string'
       ? body.error
       : `the event stream answered HTTP ${response.statusCode}`,
+    parseRetryAfter(response.headers['retry-after']),
   );
 }

@@ -63,8 +63,11 @@ export async function resolveCredentials(
   }
   const url = named ?? current;
   if (!url) {
+    const saved = Object.keys(servers);
     throw new CredentialsError(
-      `${file} names no current server — run 'switchboard login --url URL' to choose one`,
+      saved.length
+        ? `no current server (${file} keeps ${saved.join(', ')}) — pick one with 'switchboard login --url ${saved[0]}', or pass --url`
+        : `${file} names no current server — run 'switchboard login --url URL' to choose one`,
     );
   }
   const entry = servers[url];

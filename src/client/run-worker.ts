@@ -206,7 +206,7 @@ async function sendResult(
         options.warn(
           `${label} is finished but cannot be reported (${why}); trying again until its lease ends`,
         );
-      await sleep(Math.min(retryDelay(failures), left), undefined, {
+      await sleep(Math.min(retryDelay(failures, undefined, error), left), undefined, {
         signal: options.signal,
       }).catch(() => {});
     }

@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders, IncomingMessage, RequestOptions } from 'node:http';
-import { ConnectionError } from './client-errors.js';
+import { CertificateError, ConnectionError } from './client-errors.js';
 
 export interface RequestInit {
   method: string;
@@ -45,7 +45,10 @@ export async function openRequest(url: URL, init: RequestInit): Promise<Incoming
     );
     req.once('error', (error: NodeJS.ErrnoException) => {
       if (error.name === 'AbortError') return reject(error);
-      reject(new ConnectionError(`cannot reach ${url.origin} (${error.code ?? error.message})`));
+      reject(
+        tlsFailure(url, error) ??
+          new ConnectionError(`cannot reach ${url.origin} (${error.code ?? error.message})`),
+      );
     });
     req.end(init.body);
   });
@@ -63,4 +66,51 @@ export async function sendRequest(url: URL, init: RequestInit): Promise<TextResp
     throw new ConnectionError(`${url.origin} closed the connection before answering in full`);
   }
   return { status: response.statusCode ?? 0, headers: response.headers, body };
+}
+
+/** OpenSSL's verify errors that mean "signed by a CA this machine does not know". */
+const UNTRUSTED = new Set([
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'CERT_UNTRUSTED',
+]);
+/** The rest of them, and Node's own for a certificate of another host. */
+const REFUSED = new Set([
+  'CERT_HAS_EXPIRED',
+  'CERT_NOT_YET_VALID',
+  'CERT_REVOKED',
+  'CERT_REJECTED',
+  'CERT_SIGNATURE_FAILURE',
+  'INVALID_CA',
+  'INVALID_PURPOSE',
+  'HOSTNAME_MISMATCH',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+]);
+
+/**
+ * A failed TLS handshake said as what it is: a certificate this machine does not trust (your
+ * own CA's: NODE_EXTRA_CA_CERTS adds it to Node's), one that is wrong, or no TLS at all.
+ */
+function tlsFailure(url: URL, error: NodeJS.ErrnoException): CertificateError | undefined {
+  const code = error.code ?? '';
+  const why = `${error.message.split(/[:.]\s/)[0]} (${code})`;
+  if (UNTRUSTED.has(code)) {
+    return new CertificateError(
+      `the certificate of ${url.origin} is not trusted here: ${why} — if your own CA signed it, set NODE_EXTRA_CA_CERTS to that CA's PEM file`,
+    );
+  }
+  if (REFUSED.has(code)) {
+    return new CertificateError(
+      `the certificate of ${url.origin} is refused: ${why} — the server's certificate must be fixed`,
+    );
+  }
+  if (code === 'ERR_SSL_WRONG_VERSION_NUMBER' || code === 'EPROTO') {
+    return new CertificateError(
+      `${url.origin} does not answer in TLS (${code}) — is it an http:// address?`,
+    );
+  }
+  return undefined;
 }

@@ -47,6 +47,18 @@ export interface ServerConfig {
    * addressed to (src/http/public-address.ts).
    */
   publicUrl?: string | undefined;
+  /**
+   * SWITCHBOARD_PUBLISHED_URL: where a container's port is published, as this machine reaches it
+   * (compose.yaml: http://127.0.0.1:$SWITCHBOARD_PORT), which the server bound inside cannot see.
+   * Without a public URL, the URLs it gives out are built on it; on loopback, plain HTTP reaches
+   * this machine only, and is not warned of.
+   */
+  publishedUrl?: string | undefined;
+  /**
+   * SWITCHBOARD_DATABASE_WAIT_SECONDS: how long a DATABASE_URL that does not answer yet is
+   * waited for at start (a PostgreSQL started beside it, as compose.yaml does); 0: not at all.
+   */
+  databaseWaitSeconds?: number;
   /** SWITCHBOARD_METRICS_TOKEN: a bearer token for /metrics besides an admin's (Prometheus'). */
   metricsToken?: string | undefined;
   /**
@@ -117,6 +129,11 @@ const Env = z.object({
     .url({ protocol: /^https?$/, error: 'must be an http(s) URL' })
     .transform((url) => url.replace(/\/+$/, ''))
     .optional(),
+  SWITCHBOARD_PUBLISHED_URL: z
+    .url({ protocol: /^https?$/, error: 'must be an http(s) URL' })
+    .transform((url) => url.replace(/\/+$/, ''))
+    .optional(),
+  SWITCHBOARD_DATABASE_WAIT_SECONDS: z.coerce.number().int().min(0).max(3600).default(0),
   SWITCHBOARD_SECRET_KEY: z.string().min(1).optional(),
   SWITCHBOARD_SLACK_API_URL: z
     .url({ protocol: /^https?$/, error: 'must be an http(s) URL' })
@@ -273,6 +290,8 @@ export function loadServerConfig(
     githubHost: gitHubHost(vars.GHE_HOST, vars.GHE_PROTOCOL),
     webhookProxyUrl: vars.WEBHOOK_PROXY_URL,
     publicUrl: vars.SWITCHBOARD_PUBLIC_URL,
+    publishedUrl: vars.SWITCHBOARD_PUBLISHED_URL,
+    databaseWaitSeconds: vars.SWITCHBOARD_DATABASE_WAIT_SECONDS,
     metricsToken: vars.SWITCHBOARD_METRICS_TOKEN,
     secretKey: vars.SWITCHBOARD_SECRET_KEY,
     retentionDays: vars.SWITCHBOARD_RETENTION_DAYS,

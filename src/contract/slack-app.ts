@@ -17,3 +17,42 @@ export interface SlackAppView {
   created_at: string;
   updated_at: string;
 }
+
+/** What `slack add` gives (`PUT /api/v1/slack/app`), before anything is asked of Slack. */
+export interface SlackAppInput {
+  bot_token?: string | undefined;
+  signing_secret?: string | undefined;
+  client_id?: string | undefined;
+  client_secret?: string | undefined;
+}
+
+const BOT_TOKEN = /^xoxb-[A-Za-z0-9-]{10,500}$/;
+const SLACK_SECRET = /^[0-9a-f]{32,64}$/;
+const CLIENT_ID = /^[0-9.]{3,64}$/;
+
+/**
+ * Every way the input is not what Slack hands out, all at once (none: it may go to Slack). The
+ * CLI says them before it calls the server, and the server before it calls Slack.
+ */
+export function slackAppProblems(input: SlackAppInput): string[] {
+  const problems: string[] = [];
+  if (input.signing_secret === undefined)
+    problems.push('no signing secret (--signing-secret, or SLACK_SIGNING_SECRET)');
+  else if (!SLACK_SECRET.test(input.signing_secret))
+    problems.push(
+      "a signing secret is Slack's 32 hexadecimal characters (Basic Information → App Credentials)",
+    );
+  if (input.bot_token !== undefined && !BOT_TOKEN.test(input.bot_token))
+    problems.push('a bot token starts xoxb- (OAuth & Permissions → Bot User OAuth Token)');
+  if ((input.client_id === undefined) !== (input.client_secret === undefined))
+    problems.push('a client id goes with its client secret: give both, or neither');
+  if (input.client_id !== undefined && !CLIENT_ID.test(input.client_id))
+    problems.push("a client id is Slack's digits and dots (Basic Information → App Credentials)");
+  if (input.client_secret !== undefined && !SLACK_SECRET.test(input.client_secret))
+    problems.push("a client secret is Slack's 32 hexadecimal characters");
+  if (input.bot_token === undefined && input.client_id === undefined)
+    problems.push(
+      'give the bot token (--bot-token), or a client id and secret to install from the console',
+    );
+  return problems;
+}

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import postgres from 'postgres';
 import type { Logger } from '../logger.js';
 import type { DataDirOwner } from './claim-data-dir.js';
@@ -47,6 +48,11 @@ export interface OpenDatabaseOptions {
   attach?: boolean;
   /** Aborted: give up starting the embedded PostgreSQL at its next step. */
   signal?: AbortSignal;
+  /**
+   * Seconds a DATABASE_URL that does not answer yet (refused, not found, starting up) is waited
+   * for, asked again every second, before it is said not to be usable (0: not waited for).
+   */
+  waitSeconds?: number | undefined;
 }
 
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
@@ -85,6 +91,8 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
       })
     : sql;
   try {
+    if (options.databaseUrl && options.waitSeconds)
+      await waitUntilAnswering(sql, options.databaseUrl, options.waitSeconds, options.log);
     await usable(sql, options.databaseUrl, 'DATABASE_URL');
     if (pooled) {
       await usable(direct, options.databaseDirectUrl, 'DATABASE_DIRECT_URL');
@@ -123,6 +131,37 @@ async function usable(sql: postgres.Sql, url: string | undefined, variable: stri
     }
   } catch (error) {
     throw url ? explainUnusable(url, variable, error) : error;
+  }
+}
+
+/**
+ * A PostgreSQL started beside the server (compose's, which podman-compose starts without waiting
+ * for its healthcheck) refuses connections, or is not yet in DNS, for its first seconds: asked
+ * again every second, said once in the log, until `seconds` have passed. Anything else (a wrong
+ * password) is left to usable() to say at once.
+ */
+async function waitUntilAnswering(
+  sql: postgres.Sql,
+  databaseUrl: string,
+  seconds: number,
+  log: Logger,
+): Promise<void> {
+  const until = Date.now() + seconds * 1000;
+  for (let told = false; ; told = true) {
+    try {
+      await sql`select 1`;
+      return;
+    } catch (error) {
+      if (!isDatabaseUnavailable(error) || Date.now() >= until) return;
+      if (!told) {
+        const url = new URL(databaseUrl);
+        log.info(
+          { database: `${url.hostname}:${url.port || 5432}${url.pathname}`, seconds },
+          `waiting up to ${seconds} s for the PostgreSQL at DATABASE_URL to answer (SWITCHBOARD_DATABASE_WAIT_SECONDS)`,
+        );
+      }
+      await sleep(1000);
+    }
   }
 }
 

@@ -138,6 +138,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   const db = await openDatabase({
     databaseUrl: config.databaseUrl,
     databaseDirectUrl: config.databaseDirectUrl,
+    waitSeconds: config.databaseWaitSeconds,
     dataDir: config.dataDir,
     schema: options.schema,
     max: 20,
@@ -214,8 +215,12 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       embedded: db.embedded,
       dataDir: config.dataDir,
     });
+    // Said at start: otherwise the first source, Slack app or github setup is what finds out.
     if (!secretKey)
-      log.info({}, 'no SWITCHBOARD_SECRET_KEY with DATABASE_URL: sources and github setup are off');
+      log.warn(
+        {},
+        'SWITCHBOARD_SECRET_KEY is not set, and with DATABASE_URL none is made up: sources, Slack and github setup are refused — set SWITCHBOARD_SECRET_KEY to 32 random bytes (openssl rand -base64 32) and keep it with your backups',
+      );
     const box = secretKey ? createSecretBox(secretKey) : null;
     // The environment's App, else the one `switchboard github setup` stored, taken up by every
     // process as soon as it is: whoever reads `clients.github` gets the App as it is now.
@@ -424,22 +429,27 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     const url = origin(everywhere ? '127.0.0.1' : config.host);
     const boundUrl = everywhere ? origin(address) : url;
     const beyondLoopback = !isLoopback(address);
-    publicAddress.listening(url, beyondLoopback);
-    if (beyondLoopback && !config.publicUrl) {
+    // A container's published address, when it has one, is where its clients reach it.
+    const reachedAt = config.publishedUrl ?? url;
+    const reachable = config.publishedUrl
+      ? !isLoopbackName(new URL(config.publishedUrl).hostname)
+      : beyondLoopback;
+    publicAddress.listening(reachedAt, beyondLoopback);
+    if (reachable && !config.publicUrl) {
       log.warn(
         { bound: boundUrl, url },
-        `no SWITCHBOARD_PUBLIC_URL: requests are answered only when addressed to an IP address or localhost (never to a name, against DNS rebinding), and the URLs switchboard gives out (sign-in links, sources' webhook URLs) start with ${url} — ` +
+        `no SWITCHBOARD_PUBLIC_URL: requests are answered only when addressed to an IP address or localhost (never to a name, against DNS rebinding), and the URLs switchboard gives out (sign-in links, sources' webhook URLs) start with ${reachedAt} — ` +
           'set SWITCHBOARD_PUBLIC_URL to the address its clients use',
       );
     }
-    if (beyondLoopback && !config.publicUrl?.startsWith('https://')) {
+    if (reachable && !config.publicUrl?.startsWith('https://')) {
       log.warn(
         { bound: boundUrl, public_url: config.publicUrl ?? null },
         `listening on ${boundUrl}, reachable from other machines over plain HTTP: the API, the web console and its sign-in links travel unencrypted — ` +
           'put a TLS proxy in front and set SWITCHBOARD_PUBLIC_URL to its https:// address, or set HOST=127.0.0.1 to keep it on this machine',
       );
     }
-    await oauth.listening(url, mcp);
+    await oauth.listening(reachedAt, mcp);
     await db.recordServerUrl(url);
     await bootstrapAdmin(db.sql, {
       url,
@@ -485,6 +495,11 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     await close().catch(() => {});
     throw error;
   }
+}
+
+/** A URL's host that is this machine's: localhost, or a loopback address (`[::1]` too). */
+function isLoopbackName(hostname: string): boolean {
+  return hostname === 'localhost' || isLoopback(hostname.replace(/^\[|\]$/g, ''));
 }
 
 /** 127.0.0.0/8 and ::1 (also as an IPv4-mapped address): reachable from this machine only. */

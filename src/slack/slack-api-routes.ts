@@ -14,6 +14,7 @@ import {
   setNotificationPreferences,
   type Actor,
 } from '../ledger/index.js';
+import { slackAppProblems } from '../contract/slack-app.js';
 import { PACKAGE_ROOT } from '../package-root.js';
 import type { SecretBox } from '../secrets/secret-box.js';
 import { getSlackApp, removeSlackApp, saveSlackApp, type BotIdentity } from './slack-app-store.js';
@@ -55,9 +56,6 @@ export async function identifyBot(
   clients: SlackClientFactory,
   token: string,
 ): Promise<BotIdentity> {
-  if (!/^xoxb-[A-Za-z0-9-]{10,500}$/.test(token)) {
-    throw invalid('a bot token starts xoxb- (OAuth & Permissions → Bot User OAuth Token)');
-  }
   let answer: { team_id?: string; team?: string; user_id?: string };
   try {
     answer = await clients(token).auth.test();
@@ -120,6 +118,9 @@ export function slackApiRoutes(options: {
     const body = AppBody.parse(req.body ?? {});
     const actor = actorOf(res);
     const sealed = sealer();
+    // Every problem at once, and before Slack is asked about the token.
+    const problems = slackAppProblems(body);
+    if (problems.length) throw invalid(problems.join('; '));
     const bot =
       body.bot_token === undefined
         ? undefined

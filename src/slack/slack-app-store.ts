@@ -1,7 +1,7 @@
 import type { Db } from '../db/open-database.js';
 import { conflict, invalid, notFound } from '../ledger/index.js';
 import type { SecretBox } from '../secrets/secret-box.js';
-import type { SlackAppView } from '../contract/slack-app.js';
+import { slackAppProblems, type SlackAppView } from '../contract/slack-app.js';
 
 /** The Slack app as the API and the console show it (its times not yet text). */
 export interface SlackApp extends Omit<
@@ -61,34 +61,19 @@ export interface NewSlackApp {
   addedBy: string;
 }
 
-const SIGNING_SECRET = /^[0-9a-f]{32,64}$/;
-const CLIENT_ID = /^[0-9.]{3,64}$/;
-
 /**
  * Adds the app, or replaces its credentials: a new bot token (a reinstall) clears a refusal.
  * Another workspace than the one configured is refused — its humans' links name that one —
  * until `slack remove`.
  */
 export async function saveSlackApp(db: Db, box: SecretBox, input: NewSlackApp): Promise<SlackApp> {
-  if (!SIGNING_SECRET.test(input.signingSecret)) {
-    throw invalid(
-      "a signing secret is Slack's 32 hexadecimal characters (Basic Information → App Credentials)",
-    );
-  }
-  if ((input.clientId === undefined) !== (input.clientSecret === undefined)) {
-    throw invalid('a client id goes with its client secret: give both, or neither');
-  }
-  if (input.clientId !== undefined && !CLIENT_ID.test(input.clientId)) {
-    throw invalid("a client id is Slack's digits and dots (Basic Information → App Credentials)");
-  }
-  if (input.clientSecret !== undefined && !SIGNING_SECRET.test(input.clientSecret)) {
-    throw invalid("a client secret is Slack's 32 hexadecimal characters");
-  }
-  if (!input.bot && input.clientId === undefined) {
-    throw invalid(
-      'give the bot token (--bot-token), or a client id and secret to install from the console',
-    );
-  }
+  const problems = slackAppProblems({
+    bot_token: input.bot?.token,
+    signing_secret: input.signingSecret,
+    client_id: input.clientId,
+    client_secret: input.clientSecret,
+  });
+  if (problems.length) throw invalid(problems.join('; '));
   const [current] = await db<{ team_id: string | null }[]>`select team_id from slack_apps`;
   if (current?.team_id && input.bot && input.bot.team_id !== current.team_id) {
     throw conflict(

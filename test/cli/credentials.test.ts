@@ -179,6 +179,27 @@ describe('one entry per server', () => {
   );
 });
 
+test('regression: after logout of the current server, whoami said there was none, not which are saved', async () => {
+  const after = await createCliHome();
+  try {
+    const afterFile = join(after.env.XDG_CONFIG_HOME!, 'switchboard', 'credentials.json');
+    await mkdir(join(after.env.XDG_CONFIG_HOME!, 'switchboard'), { recursive: true });
+    // As logout of the current server leaves it: the other entries, and none current.
+    const saved = {
+      'http://127.0.0.1:3002': { token: 'sbk_b' },
+      'http://127.0.0.1:3003': { token: 'sbk_c' },
+    };
+    await writeFile(afterFile, JSON.stringify({ servers: saved }), { mode: 0o600 });
+    const whoami = await runCli(['whoami'], after.env);
+    expect(whoami).toMatchObject({ code: 4, stdout: '' });
+    expect(whoami.stderr).toBe(
+      `no current server (${afterFile} keeps http://127.0.0.1:3002, http://127.0.0.1:3003) — pick one with 'switchboard login --url http://127.0.0.1:3002', or pass --url\n`,
+    );
+  } finally {
+    await after.remove();
+  }
+});
+
 test('an old single-server credentials file is read, and kept when another server is added', async () => {
   const old = await createCliHome();
   const a = servers[0]!;

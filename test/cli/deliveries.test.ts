@@ -226,6 +226,20 @@ describe.sequential('deliveries explain', () => {
     expect(todo.title).toBe(json.would.title);
   });
 
+  test('regression: todo list left WHO blank for a GitHub todo that todo show attributes', async () => {
+    const [row] = await server.sql<{ todo_id: number }[]>`
+      select todo_id from deliveries where id = ${ids.labeled!}`;
+    const id = Number(row!.todo_id);
+    const shown = await runCli(['todo', 'show', String(id)], admin);
+    expect(shown.stdout).toMatch(/^ {2}attributed to: +Codertocat$/m);
+    const listed = await runCli(['todo', 'list', '--queue', 'issues', '--state', 'all'], admin);
+    expect(listed.code).toBe(0);
+    const [header, ...rows] = listed.stdout.trimEnd().split('\n');
+    const who = header!.indexOf('WHO');
+    const line = rows.find((text) => text.startsWith(`#${id} `))!;
+    expect(line.slice(who).split(/\s{2,}/)[0]).toBe('Codertocat');
+  });
+
   test('a quarantined one, a ping no rule wants, and a redelivery receipt', async () => {
     const stranger = parseJson(
       await runCli(['deliveries', 'explain', String(ids.stranger), '--json'], admin),

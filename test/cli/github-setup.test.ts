@@ -1,5 +1,6 @@
 import nock from 'nock';
 import { afterAll, beforeAll, expect, test } from 'vitest';
+import { freePort } from '../../src/db/start-embedded-postgres.js';
 import { isolateFromGitHub } from '../github/github-app.js';
 import {
   FAKE_REPOSITORY,
@@ -73,6 +74,42 @@ test('from the command to an installed App: the link, "Create" on GitHub, the in
   expect(parseJson(list).todos).toMatchObject([{ source: 'github', attributed_to: 'Codertocat' }]);
   await expect.poll(() => fake.writes.length).toBe(1);
   expect(fake.writes[0]).toContain(`/repos/${FAKE_REPOSITORY}/issues/comments/`);
+});
+
+test('regression: installing the App on the fake GitHub sent no installation delivery ("no deliveries yet"), and a failed delivery showed only "→ 0"', async () => {
+  // Runs after the test above: its App is set up, and this server knows its webhook secret.
+  const app = [...fake.apps.values()].at(-1)!;
+  const install = `${fake.url}/github-apps/${app.slug}/installations/new`;
+  const installations = async () =>
+    (
+      parseJson(await runCli(['deliveries', 'list', '--json'], admin)).deliveries as {
+        event: string;
+        action: string | null;
+        installation_id: number | null;
+      }[]
+    ).filter((delivery) => delivery.event === 'installation');
+  const before = (await installations()).length;
+  const installed = await (await fetch(install, { method: 'POST' })).text();
+  expect(installed).toContain('Delivered: installation.created → 200 OK');
+  const after = await installations();
+  expect(after).toHaveLength(before + 1);
+  expect(after[0]).toMatchObject({ action: 'created', installation_id: expect.any(Number) });
+
+  // A delivery that does not arrive says why, here and on the issue's page.
+  const hook = app.hookUrl;
+  const nowhere = `http://127.0.0.1:${await freePort()}/api/github/webhooks`;
+  app.hookUrl = nowhere;
+  try {
+    const failed = await (await fetch(install, { method: 'POST' })).text();
+    expect(failed).toContain(
+      `Delivered: installation.created → failed to connect to host (ECONNREFUSED, at ${nowhere})`,
+    );
+  } finally {
+    app.hookUrl = hook;
+  }
+  const issue = await (await fetch(`${fake.url}/${FAKE_REPOSITORY}/issues/1`)).text();
+  expect(issue).toContain('<li>installation.created → failed to connect to host (ECONNREFUSED');
+  expect(issue).toContain('<li>installation.created → 200 OK</li>');
 });
 
 test('a human who is not an admin is refused: exit 3, one line', async () => {

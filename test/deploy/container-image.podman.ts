@@ -7,7 +7,9 @@
 // Debian base (support/podman.ts), and compose's `postgres:17` is stood in for by Debian's
 // PostgreSQL behind the same interface (postgres/Containerfile).
 import { randomBytes, randomUUID } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
+import { copyFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { sign } from '@octokit/webhooks-methods';
 import { afterAll, beforeAll, expect, test } from 'vitest';
@@ -43,6 +45,8 @@ let token: string;
 let todoId: number;
 let deliveryId: string;
 const containers = new Set<string>();
+/** The stack podman-compose started, to take down at the end. */
+let composed: { down(): Promise<void> } | undefined;
 
 beforeAll(async () => {
   const found = await run('podman', ['--version'], { check: false }).catch(() => undefined);
@@ -51,19 +55,20 @@ beforeAll(async () => {
       'podman is not installed (.ci/run installs it: apt-get install podman runc mmdebstrap)',
     );
   }
-  compose = interpolate(readComposeFile(), VARS);
+  port = await freePort();
+  url = `http://127.0.0.1:${port}`;
+  compose = interpolate(readComposeFile(), { ...VARS, SWITCHBOARD_PORT: String(port) });
   baseImage = await ensureBaseImage();
   await buildImage({
     tag: POSTGRES_IMAGE,
     context: fileURLToPath(new URL('postgres/', import.meta.url)),
     baseImage,
   });
-  port = await freePort();
-  url = `http://127.0.0.1:${port}`;
   await podman(['network', 'create', PROJECT]);
 }, 900_000);
 
 afterAll(async () => {
+  await composed?.down();
   if (containers.size) await podman(['rm', '--force', '--time', '0', ...containers]);
   await podman(['network', 'rm', PROJECT], { check: false });
   const volumes = Object.keys(compose?.volumes ?? {}).map((name) => `${PROJECT}_${name}`);
@@ -91,9 +96,9 @@ async function startBoth(): Promise<void> {
   await waitHealthy(switchboard);
 }
 
-async function deliver(id: string): Promise<Response> {
+async function deliver(id: string, to = url): Promise<Response> {
   const body = await readFile(FIXTURE, 'utf8');
-  return fetch(`${url}/api/github/webhooks`, {
+  return fetch(`${to}/api/github/webhooks`, {
     method: 'POST',
     headers: {
       'content-type': 'application/json',
@@ -105,9 +110,12 @@ async function deliver(id: string): Promise<Response> {
   });
 }
 
-async function todos(): Promise<{ id: number; title: string; state: string }[]> {
-  const response = await fetch(`${url}/api/v1/todos?state=all`, {
-    headers: { authorization: `Bearer ${token}` },
+async function todos(
+  at = url,
+  bearer = token,
+): Promise<{ id: number; title: string; state: string }[]> {
+  const response = await fetch(`${at}/api/v1/todos?state=all`, {
+    headers: { authorization: `Bearer ${bearer}` },
   });
   expect(response.status).toBe(200);
   return ((await response.json()) as { todos: { id: number; title: string; state: string }[] })
@@ -223,6 +231,90 @@ test(
     ]);
     expect(JSON.parse(listed.stdout)).toMatchObject({ todo: { id: todoId, title: TITLE } });
     const link = await podman(['exec', switchboard, 'switchboard', 'open', '--print']);
-    expect(link.stdout).toMatch(/^http:\/\/127\.0\.0\.1:3000\/sign-in\/sbl_\S+\n$/);
+    // On the port published (SWITCHBOARD_PORT), not the one inside.
+    expect(link.stdout).toMatch(new RegExp(`^${url}/sign-in/sbl_\\S+\\n$`));
+  },
+);
+
+test(
+  "regression: compose.yaml unedited under podman-compose 1.0 (Debian 12's): APP_ID crash-looped, BASE_IMAGE in .env was ignored, and the start waited on healthchecks only systemd runs",
+  { timeout: 300_000 },
+  async () => {
+    const found = await run('podman-compose', ['version'], { check: false }).catch(() => undefined);
+    if (found?.code !== 0) {
+      throw new Error(
+        'podman-compose is not installed (.ci/run installs it: apt-get install podman-compose)',
+      );
+    }
+    // A checkout's compose.yaml and Containerfile, and a .env as the README has a user write it,
+    // with the options a user leaves empty, a base image of their own and a port of their own.
+    const dir = await mkdtemp(join(tmpdir(), 'switchboard-compose-'));
+    for (const name of ['compose.yaml', 'Containerfile'])
+      await copyFile(new URL(name, ROOT), join(dir, name));
+    const composePort = await freePort();
+    const dotEnv = {
+      ...VARS,
+      BASE_IMAGE: baseImage,
+      SWITCHBOARD_PORT: String(composePort),
+      APP_ID: '',
+      PRIVATE_KEY: '',
+      SWITCHBOARD_PUBLIC_URL: '',
+    };
+    await writeFile(
+      join(dir, '.env'),
+      Object.entries(dotEnv)
+        .map(([key, value]) => `${key}=${value}\n`)
+        .join(''),
+    );
+    const project = `${PROJECT}c`;
+    const file = join(dir, 'compose.yaml');
+    const compose = (args: string[], options?: { check?: boolean }) =>
+      run('podman-compose', ['-f', file, '-p', project, ...args], options);
+    const tagged: string[] = [];
+    // Taken down at the end, however far this got.
+    composed = {
+      async down() {
+        await compose(['down', '--volumes'], { check: false });
+        // podman-compose 1.0 leaves its network behind.
+        await podman(['network', 'rm', `${project}_default`], { check: false });
+        // Only that name: `podman untag IMAGE` alone would take every name the image has.
+        for (const name of tagged) await podman(['untag', name, name], { check: false });
+        await rm(dir, { recursive: true, force: true });
+      },
+    };
+
+    // The build it would run takes .env's base image (the image itself is the first test's).
+    const build = await compose(['--dry-run', 'build']);
+    expect(build.stdout).toContain(`--build-arg BASE_IMAGE=${baseImage} `);
+
+    // compose.yaml's images, as a registry would give them: the first test's image, and the
+    // stand-in for postgres:17 when that is not here.
+    const tag = async (image: string, name: string) => {
+      if ((await podman(['image', 'exists', name], { check: false })).code === 0) return;
+      await podman(['tag', image, name]);
+      tagged.push(name);
+    };
+    await tag(IMAGE, 'localhost/switchboard:latest');
+    await tag(POSTGRES_IMAGE, 'docker.io/library/postgres:17');
+    await compose(['up', '-d']);
+    const server = `${project}_switchboard_1`;
+    // Started at once after PostgreSQL, it waited for it, with no healthcheck to wait on.
+    await waitHealthy(server, 180_000);
+    const composeUrl = `http://127.0.0.1:${composePort}`;
+    expect(await (await fetch(`${composeUrl}/healthz`)).json()).toEqual({ status: 'ok' });
+
+    const delivered = await deliver(randomUUID(), composeUrl);
+    expect(delivered.status, await delivered.clone().text()).toBe(200);
+    const minted = await podman(['exec', server, 'switchboard', 'admin', 'token']);
+    const admin = /^(sbk_\S+)$/m.exec(minted.stdout)![1]!;
+    expect(await todos(composeUrl, admin)).toMatchObject([{ title: TITLE, state: 'pending' }]);
+
+    // Its links are on the port published, and it knows plain HTTP stays on this machine.
+    const link = await podman(['exec', server, 'switchboard', 'open', '--print']);
+    expect(link.stdout).toMatch(new RegExp(`^${composeUrl}/sign-in/sbl_\\S+\\n$`));
+    const logs = await podman(['logs', server]);
+    expect(`${logs.stdout}${logs.stderr}`).not.toMatch(
+      /plain HTTP|APP_ID:|PostgreSQL at DATABASE_URL \(/,
+    );
   },
 );

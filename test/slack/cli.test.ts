@@ -40,6 +40,44 @@ afterAll(async () => {
   await home?.remove();
 });
 
+test("regression: slack add asked Slack about the token before it checked the signing secret's format, and said one problem at a time", async () => {
+  const asked = slack.callsTo('auth.test').length;
+  // Nothing is asked of anyone: on a server that does not exist, a request would be exit 4.
+  const nowhere = {
+    ...home.env,
+    SWITCHBOARD_URL: 'http://127.0.0.1:9',
+    SWITCHBOARD_TOKEN: 'sbk_x',
+  };
+  const all = await runCli(
+    [
+      'slack',
+      'add',
+      '--bot-token',
+      'xoxp-user-token',
+      '--signing-secret',
+      'not-hex',
+      '--client-id',
+      'abc',
+    ],
+    nowhere,
+  );
+  expect(all).toMatchObject({ code: 2, stdout: '' });
+  expect(all.stderr).toBe(
+    "a signing secret is Slack's 32 hexadecimal characters (Basic Information → App Credentials); a bot token starts xoxb- (OAuth & Permissions → Bot User OAuth Token); a client id goes with its client secret: give both, or neither; a client id is Slack's digits and dots (Basic Information → App Credentials)\n",
+  );
+  // The server checks the same before it calls Slack, for whoever calls its API.
+  const put = await server.api(server.adminToken, 'PUT', '/slack/app', {
+    bot_token: BOT_TOKEN,
+    signing_secret: 'not-hex',
+  });
+  expect(put.status).toBe(400);
+  expect(put.body.error).toBe(
+    "a signing secret is Slack's 32 hexadecimal characters (Basic Information → App Credentials)",
+  );
+  expect(slack.callsTo('auth.test')).toHaveLength(asked);
+  expect(parseJson(await runCli(['slack', 'show', '--json'], admin)).app).toBeNull();
+});
+
 test('from slack add to a verdict given in the CLI that updates the Slack message', async () => {
   // A human who is not an admin cannot set Slack up; nor can anyone without a signing secret.
   const refused = await runCli(

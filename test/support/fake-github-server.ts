@@ -132,6 +132,8 @@ export async function startFakeGitHubServer(
   const events = new Map<string, { appId: number; event: string; body: string }>();
   const inFlight = new Set<Promise<unknown>>();
   const channels = new Map<string, Set<ServerResponse>>();
+  /** Why an attempt failed, by its id: what a person trying the fake must see, beyond "→ 0". */
+  const failures = new Map<number, string>();
   let nextAppId = 1000;
   let nextInstallationId = 1;
   let nextAttemptId = 5_000_000;
@@ -233,6 +235,7 @@ export async function startFakeGitHubServer(
     { reach, redelivery }: { reach: boolean; redelivery: boolean },
   ): Promise<{ guid: string; status: number }> {
     let status = 0;
+    let why: string | undefined = reach ? undefined : 'not sent';
     if (reach) {
       try {
         const answer = await fetch(app.hookUrl, {
@@ -247,10 +250,13 @@ export async function startFakeGitHubServer(
           },
           body,
         });
-        await answer.arrayBuffer();
+        const text = await answer.text();
         status = answer.status;
-      } catch {
+        if (status >= 300) why = text.slice(0, 200);
+      } catch (error) {
         status = 0;
+        const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+        why = `${cause?.code ?? cause?.message ?? String(error)}, at ${app.hookUrl}`;
       }
     }
     const payload = JSON.parse(body) as {
@@ -258,8 +264,10 @@ export async function startFakeGitHubServer(
       installation?: { id?: number };
       repository?: { id?: number };
     };
+    const id = nextAttemptId++;
+    if (why !== undefined) failures.set(id, why);
     fake.attempts.unshift({
-      id: nextAttemptId++,
+      id,
       guid,
       delivered_at: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
       redelivery,
@@ -273,6 +281,16 @@ export async function startFakeGitHubServer(
       repository_id: payload.repository?.id ?? null,
     });
     return { guid, status };
+  }
+
+  /** One attempt as the fake's pages show it: the event, the answer, and why it failed. */
+  function describeAttempt(attempt: FakeAttempt): string {
+    const answer = attempt.status_code
+      ? `${attempt.status_code} ${attempt.status}`
+      : attempt.status;
+    const why = failures.get(attempt.id);
+    const event = [attempt.event, attempt.action].filter(Boolean).join('.');
+    return escape(`${event} → ${answer}${why ? ` (${why})` : ''}`);
   }
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -358,11 +376,14 @@ export async function startFakeGitHubServer(
       if (!app) return page(res, 404, 'Not Found', '<p>No such App.</p>');
       if (req.method === 'POST') {
         const id = fake.install(app.id);
+        // As GitHub does when a person installs an App: an `installation` delivery, `created`.
+        await fake.deliver(app.id, 'installation', installationCreated(id, app));
         return page(
           res,
           200,
           'Installed',
           `<p>${escape(app.name)} is installed on ${escape(FAKE_REPOSITORY)} (installation ${id}).</p>
+          <p>Delivered: ${describeAttempt(fake.attempts[0]!)}</p>
           <p><a href="/${FAKE_REPOSITORY}/issues/1">Open issue #1</a> and comment on it.</p>`,
         );
       }
@@ -396,7 +417,7 @@ export async function startFakeGitHubServer(
                <button type="submit">Comment</button></form>`
             : '<p>No App is installed yet.</p>'
         }
-        <p>Deliveries sent: ${fake.attempts.map((a) => `${escape(a.event)} → ${a.status_code}`).join(', ') || 'none'}</p>`,
+        <p>Deliveries sent:</p><ul>${fake.attempts.map((a) => `<li>${describeAttempt(a)}</li>`).join('') || '<li>none</li>'}</ul>`,
       );
     }
 
@@ -603,6 +624,22 @@ export async function startFakeGitHubServer(
 
 const nameOf = (manifest: Record<string, unknown>) =>
   typeof manifest.name === 'string' ? manifest.name : 'app';
+
+/** The `installation.created` delivery of an App just installed on the fake repository's account. */
+function installationCreated(id: number, app: FakeApp): Record<string, unknown> {
+  const payload = JSON.parse(
+    readFileSync(new URL('installation.created.json', FIXTURES), 'utf8'),
+  ) as Record<string, any>;
+  Object.assign(payload.installation, {
+    id,
+    app_id: app.id,
+    app_slug: app.slug,
+    access_tokens_url: `/app/installations/${id}/access_tokens`,
+    permissions: app.permissions,
+    events: app.events,
+  });
+  return payload;
+}
 
 function readBody(req: IncomingMessage): Promise<string> {
   return new Promise((resolve, reject) => {

@@ -1,4 +1,5 @@
 import * as Flags from '@oclif/core/flags';
+import { slackAppProblems } from '../../../src/contract/slack-app.js';
 import { CommandError, EXIT } from '../../command-error.js';
 import { SwitchboardCommand } from '../../switchboard-command.js';
 
@@ -29,19 +30,18 @@ export default class SlackAdd extends SwitchboardCommand {
 
   async run() {
     const { flags } = await this.parse(SlackAdd);
-    if (!flags['signing-secret']) {
-      throw new CommandError(
-        'no signing secret — pass --signing-secret or set SLACK_SIGNING_SECRET',
-        EXIT.usage,
-      );
-    }
-    const client = await this.client();
-    const { app } = await client.addSlackApp({
+    const input = {
       bot_token: flags['bot-token'],
       signing_secret: flags['signing-secret'],
       client_id: flags['client-id'],
       client_secret: flags['client-secret'],
-    });
+    };
+    // Every argument is checked, and every problem said, before the server or Slack is asked.
+    const problems = slackAppProblems(input);
+    if (problems.length || input.signing_secret === undefined)
+      throw new CommandError(problems.join('; '), EXIT.usage);
+    const client = await this.client();
+    const { app } = await client.addSlackApp({ ...input, signing_secret: input.signing_secret });
     const { events_url, interactions_url } = await client.getSlack();
     this.log(
       app.installed

@@ -5,12 +5,13 @@ export const ROOT = new URL('../../../', import.meta.url);
 
 export interface ComposeService {
   image?: string;
-  build?: unknown;
+  build?: { context: string; args?: Record<string, string> };
+  env_file?: string;
   environment?: Record<string, string>;
   volumes?: string[];
   ports?: string[];
   healthcheck?: { test: string[] };
-  depends_on?: Record<string, { condition: string }>;
+  depends_on?: string[] | Record<string, { condition: string }>;
 }
 
 export interface ComposeFile {
@@ -49,6 +50,49 @@ export function interpolate<T>(value: T, vars: Record<string, string | undefined
     ) as T;
   }
   return value;
+}
+
+/**
+ * podman-compose 1.0's substitution (Debian 12's 1.0.3, podman_compose.py's var_re and
+ * rec_subs), for a file to be checked against: `$$`, `$VAR`, `${VAR}`, and `${VAR:-default}`,
+ * `${VAR-default}`, `${VAR:?error}`, `${VAR?error}` only with a default or an error that is not
+ * empty — `${VAR:-}` is no match, and stays in the file as written. Both defaults apply only
+ * when the variable is unset, and both errors too.
+ */
+export function interpolateLikePodmanCompose1<T>(value: T, vars: Record<string, string>): T {
+  if (typeof value === 'string') {
+    return value.replace(
+      /\$(?:(\$)|([_a-zA-Z][_a-zA-Z0-9]*)|\{([_a-zA-Z][_a-zA-Z0-9]*)(?::?-([^}]+)|:?\?([^}]+))?\})/g,
+      (
+        _all,
+        escaped?: string,
+        named?: string,
+        braced?: string,
+        fallback?: string,
+        error?: string,
+      ) => {
+        if (escaped) return '$';
+        const set = vars[(named ?? braced)!];
+        if (set !== undefined) return set;
+        if (error !== undefined) throw new Error(error);
+        return fallback ?? '';
+      },
+    ) as T;
+  }
+  if (Array.isArray(value))
+    return value.map((item: unknown) => interpolateLikePodmanCompose1(item, vars)) as T;
+  if (value && typeof value === 'object') {
+    return Object.fromEntries(
+      Object.entries(value).map(([key, item]) => [key, interpolateLikePodmanCompose1(item, vars)]),
+    ) as T;
+  }
+  return value;
+}
+
+/** What the Containerfile's ARG BASE_IMAGE defaults to. */
+export function containerfileBaseImage(): string {
+  const text = readFileSync(new URL('Containerfile', ROOT), 'utf8');
+  return /^ARG BASE_IMAGE=(\S+)$/m.exec(text)![1]!;
 }
 
 export interface ImageDefinition {

@@ -1,7 +1,7 @@
 import { execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { connect } from 'node:net';
+import { connect, isIP } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -27,7 +27,7 @@ function pathOf(command: string): string {
   return command === 'nginx' && existsSync('/usr/sbin/nginx') ? '/usr/sbin/nginx' : command;
 }
 
-/** A self-signed certificate for `name` (and its key), made by openssl for one test file. */
+/** A self-signed certificate for `name` (a host name or an IP address) and its key, made by openssl for one test file. */
 export interface TestCertificate {
   cert: string;
   key: string;
@@ -41,7 +41,7 @@ export async function makeCertificate(name: string): Promise<TestCertificate> {
   // As root, nginx reads it in its master (root) process; Caddy runs as whoever starts it.
   const cert = join(dir, 'cert.pem');
   const key = join(dir, 'key.pem');
-  await promisify(execFile)('openssl', [
+  const made = promisify(execFile)('openssl', [
     'req',
     '-x509',
     '-newkey',
@@ -54,12 +54,19 @@ export async function makeCertificate(name: string): Promise<TestCertificate> {
     '-subj',
     `/CN=${name}`,
     '-addext',
-    `subjectAltName=DNS:${name}`,
+    `subjectAltName=${isIP(name) ? 'IP' : 'DNS'}:${name}`,
     '-keyout',
     key,
     '-out',
     cert,
   ]);
+  await made.catch((error: NodeJS.ErrnoException) => {
+    throw error.code === 'ENOENT'
+      ? new Error(
+          'openssl is not installed (apt-get install openssl): it makes the test certificate',
+        )
+      : error;
+  });
   return {
     cert,
     key,

@@ -41,13 +41,22 @@ async function slackKeys(): Promise<{ jwks: unknown; sign: IdTokenSigner }> {
   return { jwks, sign };
 }
 
+/** The person using the fake's pages (`npm run fake-slack`): a Slack user in its workspace. */
+export const FAKE_SLACK_USER = 'U0YOU0001';
+
 /**
  * A Slack Web API on a loopback port (SWITCHBOARD_SLACK_API_URL points at it): it answers every
  * method as Slack documents it, records each call, and answers as told (`answerNext`) — a 429
  * with Retry-After, a 5xx, Slack's `{ok: false, error}`, or no answer at all. Beside it, as on
  * slack.com, Sign in with Slack's key set (`/openid/connect/keys`); `idToken` signs as Slack.
+ *
+ * With `switchboardUrl`, it is also Slack's client for a person (`npm run fake-slack`): its page
+ * at `/` shows what the bot posted, with its buttons, and a direct message box; a press, a Deny
+ * note or a message is sent to that switchboard signed with SIGNING_SECRET, as Slack sends it.
  */
-export async function startFakeSlack(): Promise<{
+export async function startFakeSlack(
+  options: { port?: number; switchboardUrl?: string } = {},
+): Promise<{
   url: string;
   calls: SlackCall[];
   callsTo(method: string): SlackCall[];
@@ -68,6 +77,15 @@ export async function startFakeSlack(): Promise<{
         calls.push({ method: 'openid/connect/keys', args: {}, token: null });
         res.writeHead(200, { 'content-type': 'application/json' });
         return res.end(JSON.stringify(keys.jwks));
+      }
+      if (options.switchboardUrl && !req.url?.startsWith('/api/')) {
+        const pages = clientPages(options.switchboardUrl, calls);
+        pages(req.method ?? 'GET', req.url ?? '/', text).then(
+          (answer) => res.writeHead(answer.status, answer.headers).end(answer.body),
+          (error: unknown) =>
+            res.writeHead(502).end(`switchboard did not take it: ${String(error)}`),
+        );
+        return;
       }
       const method = (req.url ?? '').replace(/^\/api\//, '').replace(/\?.*$/, '');
       const form = new URLSearchParams(text);
@@ -100,7 +118,7 @@ export async function startFakeSlack(): Promise<{
       res.end(JSON.stringify(body));
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}/api/`,
@@ -341,4 +359,137 @@ export function directMessage(options: {
     event_id: options.eventId,
     event_time: 1700000004,
   });
+}
+
+interface PageAnswer {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/**
+ * Slack's client, as the fake plays it for FAKE_SLACK_USER: the bot's messages (as last updated)
+ * with their buttons, the modal the bot opened, the answers for the presser's eyes only, and a
+ * direct message box. What is pressed or sent goes to switchboard as Slack would send it.
+ */
+function clientPages(switchboardUrl: string, calls: SlackCall[]) {
+  const dm = `D${FAKE_SLACK_USER.slice(1)}`;
+  const back: PageAnswer = { status: 303, headers: { location: '/' }, body: '' };
+  const sent = async (status: Promise<{ status: number; text: string }>) => {
+    const answer = await status;
+    if (answer.status >= 300) throw new Error(`HTTP ${answer.status} ${answer.text}`);
+    return back;
+  };
+  return async (method: string, url: string, body: string): Promise<PageAnswer> => {
+    const form = new URLSearchParams(body);
+    if (method === 'POST' && url === '/dm') {
+      const text = form.get('text') ?? '';
+      return sent(
+        postToSlackEndpoint(
+          switchboardUrl,
+          '/api/slack/events',
+          directMessage({ user: FAKE_SLACK_USER, text, eventId: `Ev0${Date.now()}` }),
+        ),
+      );
+    }
+    if (method === 'POST' && url === '/press') {
+      return sent(
+        postToSlackEndpoint(
+          switchboardUrl,
+          '/api/slack/interactions',
+          pressPayload({
+            user: FAKE_SLACK_USER,
+            actionId: form.get('action_id') ?? '',
+            todoId: form.get('todo_id') ?? '',
+            channel: form.get('channel') ?? dm,
+          }),
+        ),
+      );
+    }
+    if (method === 'POST' && url === '/submit') {
+      return sent(
+        postToSlackEndpoint(
+          switchboardUrl,
+          '/api/slack/interactions',
+          denySubmission({
+            user: FAKE_SLACK_USER,
+            privateMetadata: form.get('private_metadata') ?? '',
+            note: form.get('note') || null,
+          }),
+        ),
+      );
+    }
+    if (url !== '/') return { status: 404, headers: {}, body: 'The fake Slack has no page here.' };
+    return {
+      status: 200,
+      headers: { 'content-type': 'text/html; charset=utf-8' },
+      body: clientPage(calls, dm),
+    };
+  };
+}
+
+function clientPage(calls: SlackCall[], dm: string): string {
+  const messages = new Map<string, SlackCall['args']>();
+  for (const call of calls) {
+    if (call.method === 'chat.postMessage' && call.answer?.ok)
+      messages.set(`${call.answer.channel}/${call.answer.ts}`, call.args);
+    if (call.method === 'chat.update')
+      messages.set(`${call.args.channel}/${call.args.ts}`, call.args);
+  }
+  const shown = [...messages.values()].reverse().map((args) => `<li>${message(args)}</li>`);
+  const whispers = calls
+    .filter((call) => call.method === 'chat.postEphemeral')
+    .map((call) => `<li><em>Only visible to you:</em> ${escape(String(call.args.text ?? ''))}</li>`)
+    .reverse();
+  const modal = calls.findLast((call) => call.method === 'views.open')?.args.view as
+    { private_metadata?: string; title?: { text?: string } } | undefined;
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Fake Slack</title></head><body>
+<h1>Fake Slack — you are ${FAKE_SLACK_USER} in ${TEAM}</h1>
+<form method="post" action="/dm"><label>Message the bot <input name="text" placeholder="the code from switchboard slack link"></label>
+<button type="submit">Send</button></form>
+${
+  modal
+    ? `<h2>${escape(modal.title?.text ?? 'Deny')}</h2><form method="post" action="/submit">
+<input type="hidden" name="private_metadata" value="${escape(modal.private_metadata ?? '')}">
+<label>Note <input name="note"></label><button type="submit">Submit</button></form>`
+    : ''
+}
+<h2>What the bot posted (newest first)</h2><ul>${[...whispers, ...shown].join('') || '<li>nothing yet</li>'}</ul>
+<p>This page does not refresh itself: reload it.</p>
+</body></html>`;
+
+  function message(args: SlackCall['args']): string {
+    const blocks = (Array.isArray(args.blocks) ? args.blocks : []) as {
+      type: string;
+      block_id?: string;
+      text?: { text?: string };
+      elements?: { action_id?: string; value?: string; text?: { text?: string } }[];
+    }[];
+    const parts = blocks.map((block) => {
+      if (block.type !== 'actions') {
+        // A section's text, or a context's elements (each a text object of its own).
+        const text =
+          block.text?.text ??
+          block.elements?.map((element) => String((element as { text?: unknown }).text)).join(' ');
+        return `<p>${escape(String(text ?? ''))}</p>`;
+      }
+      return (block.elements ?? [])
+        .map(
+          (button) => `<form method="post" action="/press" style="display:inline">
+<input type="hidden" name="action_id" value="${escape(button.action_id ?? '')}">
+<input type="hidden" name="todo_id" value="${escape(button.value ?? '')}">
+<input type="hidden" name="channel" value="${escape(String(args.channel ?? dm))}">
+<button type="submit">${escape(button.text?.text ?? '')}</button></form>`,
+        )
+        .join('');
+    });
+    return parts.length ? parts.join('') : `<p>${escape(String(args.text ?? ''))}</p>`;
+  }
+}
+
+function escape(text: string): string {
+  return text.replace(
+    /[&<>"']/g,
+    (char) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[char]!,
+  );
 }
