@@ -88,7 +88,10 @@ async function assertEmptyTarget(
   const [{ migrated }] = await tx<[{ migrated: boolean }]>`
     select to_regclass(${`${schema}.schema_migrations`}) is not null as migrated`;
   if (!migrated) return;
-  for (const table of await schemaTables(tx, schema)) {
+  // Its people and its todos first: the table named is the one that tells whose data it is.
+  const tables = await schemaTables(tx, schema);
+  const first = ['principals', 'todos'].filter((table) => tables.includes(table));
+  for (const table of [...first, ...tables.filter((table) => !first.includes(table))]) {
     const made = MADE_BY_MIGRATIONS[table];
     const [{ any }] = await tx<[{ any: boolean }]>`
       select exists (

@@ -58,6 +58,16 @@ export async function writeBackup(
   }
 }
 
+/** A backup never replaces a file: whatever is there may be the only copy of something. */
+export function assertNewBackupFile(file: string): void {
+  if (existsSync(file)) {
+    throw new BackupError(
+      `${file} exists: choose another name, or remove it first`,
+      'backup_unreadable',
+    );
+  }
+}
+
 async function* backupLines(
   tx: TransactionSql,
   schema: string,
