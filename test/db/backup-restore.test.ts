@@ -12,21 +12,17 @@ import { restoreBackup } from '../../src/db/restore-backup.js';
 import { writeBackup } from '../../src/db/write-backup.js';
 import {
   authenticateToken,
-  claimTodo,
-  completeTodo,
   createTodo,
-  decideApproval,
   getTodoWithHistory,
-  issueToken,
-  requestApproval,
   wakeChannel,
 } from '../../src/ledger/index.js';
 import { silentLogger } from '../../src/logger.js';
-import { readGitHubApp, saveGitHubApp } from '../../src/providers/github/github-app-store.js';
+import { readGitHubApp } from '../../src/providers/github/github-app-store.js';
 import { createSecretBox } from '../../src/secrets/secret-box.js';
-import { addSource, openSource } from '../../src/sources/source-store.js';
+import { openSource } from '../../src/sources/source-store.js';
 import { createOwnedDatabase, type OwnedDatabase } from '../support/owned-database.js';
 import { createCast, type Cast } from '../support/principals.js';
+import { fillSampleLedger, tableContents, type SampleLedger } from '../support/sample-ledger.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 
 let source: TestDatabase;
@@ -36,65 +32,14 @@ let dir: string;
 let owned: OwnedDatabase;
 const pools: postgres.Sql[] = [];
 const box = createSecretBox(randomBytes(32));
-const made = {} as {
-  done: number;
-  pending: number;
-  approval: number;
-  token: string;
-  sourceSecret: string;
-};
+let made: SampleLedger;
 
 beforeAll(async () => {
   source = await createTestDatabase();
   cast = await createCast(source.sql);
   dir = await mkdtemp(join(tmpdir(), 'switchboard-backup-'));
   owned = await createOwnedDatabase();
-  const { todo: done } = await createTodo(source.sql, cast.bob, {
-    queue: 'reviews',
-    title: 'Review PR #482',
-    body: 'a body\nwith lines, a tab\tand a backslash \\',
-    source: 'cli',
-  });
-  const claimed = await claimTodo(source.sql, cast.bot, done.id);
-  await completeTodo(source.sql, cast.bot, done.id, claimed.lease_token, {
-    summary: 'looks good',
-    result: { approved: true, notes: ['é', '\\.'] },
-  });
-  const { todo: pending } = await createTodo(source.sql, cast.bob, {
-    queue: 'reviews',
-    title: 'Still waiting',
-    source: 'cli',
-  });
-  const approval = await requestApproval(source.sql, cast.bot, {
-    question: 'Bash: npm publish',
-    about_todo_id: done.id,
-    source: 'channel',
-  });
-  await decideApproval(source.sql, cast.bob, approval.id, 'allow', 'go ahead');
-  const added = await addSource(source.sql, box, { name: 'forge', kind: 'gitea', owner: 'ada' });
-  await saveGitHubApp(
-    source.sql,
-    box,
-    {
-      id: 123456,
-      slug: 'switchboard-acme',
-      name: 'switchboard-acme',
-      html_url: 'https://github.com/apps/switchboard-acme',
-      owner: { login: 'acme' },
-      client_id: 'Iv1.0123456789abcdef',
-      client_secret: 'client-secret',
-      webhook_secret: 'webhook-secret',
-      pem: '-----BEGIN RSA PRIVATE KEY-----\nMIIE…\n-----END RSA PRIVATE KEY-----\n',
-    },
-    'ada',
-  );
-  Object.assign(made, {
-    done: done.id,
-    pending: pending.id,
-    approval: approval.id,
-    token: await issueToken(source.sql, cast.ada.principal!.id),
-    sourceSecret: added.secret!,
-  });
+  made = await fillSampleLedger(source.sql, cast, box);
 });
 afterAll(async () => {
   await Promise.all(pools.map((pool) => pool.end({ timeout: 5 })));
@@ -127,22 +72,6 @@ async function restore(file: string, sql: postgres.Sql, schema: string) {
   }
 }
 
-/** Every table of `schema` (but schema_migrations, applied_at differs), as text, in row order. */
-async function contents(sql: postgres.Sql, schema: string): Promise<Record<string, string>> {
-  const tables = await sql<{ table: string }[]>`
-    select relname::text as table from pg_class
-    where relnamespace = ${schema}::regnamespace and relkind = 'r' and relname <> 'schema_migrations'
-    order by 1`;
-  const found: Record<string, string> = {};
-  for (const { table } of tables) {
-    const [{ rows }] = await sql.unsafe<[{ rows: string }]>(
-      `select coalesce(json_agg(x order by x::text), '[]')::text as rows from "${schema}"."${table}" x`,
-    );
-    found[table] = rows;
-  }
-  return found;
-}
-
 async function sequences(sql: postgres.Sql, schema: string) {
   return sql`
     select sequencename, last_value from pg_sequences where schemaname = ${schema} order by 1`;
@@ -166,8 +95,8 @@ test(
     expect(rows).toMatchObject({ principals: 4, todos: 3, sources: 1, github_app: 1 });
     expect(rows.todo_events).toBeGreaterThanOrEqual(5);
 
-    expect(await contents(target, 'switchboard')).toEqual(
-      await contents(source.sql, source.schema),
+    expect(await tableContents(target, 'switchboard')).toEqual(
+      await tableContents(source.sql, source.schema),
     );
     expect(await sequences(target, 'switchboard')).toEqual(
       await sequences(source.sql, source.schema),
@@ -201,7 +130,7 @@ test('a restore into a database that holds switchboard data is refused in one li
   const target = pool(schema);
   await migrate(target, schema);
   await target`insert into principals (kind, name) values ('human', 'someone')`;
-  const before = await contents(target, schema);
+  const before = await tableContents(target, schema);
   const file = await backUp();
   const refusal = await restore(file, target, schema).catch((error: unknown) => error);
   expect(refusal).toBeInstanceOf(BackupError);
@@ -209,7 +138,7 @@ test('a restore into a database that holds switchboard data is refused in one li
     code: 'target_not_empty',
     message: `the database already holds switchboard data (schema ${schema}: table principals has rows): restore into a database without it`,
   });
-  expect(await contents(target, schema)).toEqual(before);
+  expect(await tableContents(target, schema)).toEqual(before);
 });
 
 test('a database migrated ahead of the restore (switchboard migrate), still empty, takes it', async () => {
@@ -218,7 +147,9 @@ test('a database migrated ahead of the restore (switchboard migrate), still empt
   await migrate(target, schema);
   const { applied } = await restore(await backUp(), target, schema);
   expect(applied).toEqual([]);
-  expect(await contents(target, schema)).toEqual(await contents(source.sql, source.schema));
+  expect(await tableContents(target, schema)).toEqual(
+    await tableContents(source.sql, source.schema),
+  );
 });
 
 test('a backup of an older schema is restored at its own version; migrate then brings it up to date', async () => {
