@@ -63,13 +63,13 @@ The sealed secrets open with the key of the server backed up: set SWITCHBOARD_SE
       schema = db.schema;
       dataDir = db.embedded ? config.dataDir : undefined;
       try {
-        summary = await restoreBackup(db.sql, db.schema, backup).catch((error: unknown) => {
-          throw refused(error);
-        });
         key = await secrets.findSecretKey({
           secretKey: config.secretKey,
           embedded: db.embedded,
           dataDir: config.dataDir,
+        });
+        summary = await restoreBackup(db.sql, db.schema, backup).catch((error: unknown) => {
+          throw refused(error);
         });
       } finally {
         await db.close();
@@ -83,20 +83,27 @@ The sealed secrets open with the key of the server backed up: set SWITCHBOARD_SE
     this.log(
       `restored ${args.file} into schema ${schema} (migration ${migration}): ${rows} row${rows === 1 ? '' : 's'} in ${counts.length} tables — start 'switchboard up' on it`,
     );
+    // Whether the key here opens the backup's sealed secrets: null, it holds none.
     const wanted = backup.header.secret_key_id;
-    const note =
-      wanted === null || (key && secrets.secretKeyId(key.key) === wanted)
-        ? undefined
-        : keyNote(key?.where, dataDir);
+    const secretKey =
+      wanted === null
+        ? null
+        : !key
+          ? 'missing'
+          : secrets.secretKeyId(key.key) === wanted
+            ? 'same'
+            : 'other';
     // On stderr, so that --json does not hide it.
-    if (note) process.stderr.write(`${note}\n`);
+    if (secretKey === 'missing' || secretKey === 'other') {
+      process.stderr.write(`${keyNote(key?.where, dataDir)}\n`);
+    }
     return {
       file: args.file,
       schema,
       migration,
       applied: summary.applied,
       rows: summary.rows,
-      secret_key: wanted === null ? null : note ? 'missing' : 'same',
+      secret_key: secretKey,
     };
   }
 }

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { chmod, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -237,5 +237,17 @@ test(
     );
     // Its PostgreSQL stopped with the command: the data directory is free for `up`.
     await expect(stat(join(target, 'owner.json'))).rejects.toMatchObject({ code: 'ENOENT' });
+
+    // With a key, but not the one that sealed them.
+    const elsewhere = join(home.dir, 'restored-with-another-key');
+    const other = await runCli(['restore', file, '--data-dir', elsewhere, '--json'], {
+      ...env,
+      SWITCHBOARD_SECRET_KEY: randomBytes(32).toString('base64'),
+    });
+    expect(other.code, other.stderr).toBe(0);
+    expect(parseJson(other)).toMatchObject({ secret_key: 'other' });
+    expect(other.stderr).toMatch(
+      /^the backup's secrets \(sources', the GitHub App's, Slack's\) were sealed with another server key than SWITCHBOARD_SECRET_KEY: set SWITCHBOARD_SECRET_KEY to the key of the switchboard backed up/,
+    );
   },
 );
