@@ -31,12 +31,7 @@ export async function writeBackup(
   file: string,
   { secretKeyId }: { secretKeyId: string | null },
 ): Promise<BackupSummary> {
-  if (existsSync(file)) {
-    throw new BackupError(
-      `${file} exists: choose another name, or remove it first`,
-      'backup_unreadable',
-    );
-  }
+  assertNewBackupFile(file);
   const partial = `${file}.${process.pid}.partial`;
   try {
     const summary = await sql.begin('isolation level repeatable read read only', async (tx) => {
