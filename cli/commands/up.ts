@@ -8,7 +8,7 @@ export default class Up extends SwitchboardCommand {
 
 A data directory has one owner: while another switchboard process runs on it, up refuses with one line naming that process (pid and URL) and changes nothing.
 
-SIGINT or SIGTERM stops it gracefully: no new requests, those in flight finish, then the database closes; a second signal stops it at once. A signal during start-up stops it after the step under way.`;
+SIGINT, SIGTERM or SIGHUP (the terminal hung up) stops it gracefully: no new requests, those in flight finish, then the database closes; a second signal stops it at once. A signal during start-up stops it after the step under way.`;
   static override examples = [
     '<%= config.bin %> up',
     '<%= config.bin %> up --port 8080 --data-dir ./data',
@@ -51,6 +51,9 @@ SIGINT or SIGTERM stops it gracefully: no new requests, those in flight finish, 
     const startUp = new AbortController();
     const stopped = new Promise<NodeJS.Signals>((resolve) => {
       const onSignal = (signal: NodeJS.Signals) => {
+        // A hang-up may come more than once (the kernel's, the shell's): nobody asking to hurry.
+        if (signalled && signal === 'SIGHUP') return;
+        if (signal === 'SIGHUP') detachFromTerminal(log);
         if (signalled) {
           log.warn({ signal }, 'second signal: stopping at once');
           process.exit(EXIT.unexpected);
@@ -62,7 +65,9 @@ SIGINT or SIGTERM stops it gracefully: no new requests, those in flight finish, 
         startUp.abort();
         resolve(signal);
       };
-      process.on('SIGINT', onSignal).on('SIGTERM', onSignal);
+      // SIGHUP: the terminal hung up (its window closed, the SSH connection dropped). Left to its
+      // default, it ends this process at once and PostgreSQL, which takes it for a reload, runs on.
+      process.on('SIGINT', onSignal).on('SIGTERM', onSignal).on('SIGHUP', onSignal);
     });
 
     const server = await startServer({
@@ -105,6 +110,7 @@ SIGINT or SIGTERM stops it gracefully: no new requests, those in flight finish, 
         { signal: signalled },
         `start-up interrupted by ${signalled}: stopped before serving; the next start carries on from here`,
       );
+      if (signalled === 'SIGHUP') endAsHungUp();
       return;
     }
     listening = true;
@@ -131,5 +137,29 @@ SIGINT or SIGTERM stops it gracefully: no new requests, those in flight finish, 
         'stopped; the database had gone away while closing',
       );
     }
+    if (signal === 'SIGHUP') endAsHungUp();
   }
+}
+
+/**
+ * Once stopped, ends as a hang-up ends a process: by the signal itself, its default action now.
+ * Node 20's own exit restores the terminal's modes, and aborts (a core dump, a native stack
+ * trace) when the terminal is gone; a signal's default action runs no exit handler.
+ */
+function endAsHungUp(): void {
+  process.removeAllListeners('SIGHUP');
+  process.kill(process.pid, 'SIGHUP');
+}
+
+/**
+ * After a hang-up the terminal is gone, and every write to it fails (EIO): a failed write must
+ * not end the process before it has stopped its PostgreSQL. oclif's handler of stdout's errors
+ * throws every one but EPIPE, so it gives way to one that drops them. Logs written to the
+ * terminal go nowhere now; logs written elsewhere (a file, a journal) go on.
+ */
+function detachFromTerminal(log: { level: string }): void {
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.removeAllListeners('error').on('error', () => {});
+  }
+  if (process.stderr.isTTY) log.level = 'silent';
 }

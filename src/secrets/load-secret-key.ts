@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, open, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
@@ -31,6 +31,42 @@ export async function loadSecretKey(options: {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
   }
   return parseSecretKey((await readFile(file, 'utf8')).trim(), file);
+}
+
+/**
+ * The server key as loadSecretKey would find it, and where it is, but never made up: `backup`
+ * says where the key its sealed secrets need is, and `restore` whether the one here is that key.
+ */
+export async function findSecretKey(options: {
+  secretKey: string | undefined;
+  embedded: boolean;
+  dataDir: string;
+}): Promise<{ key: Buffer; where: string } | undefined> {
+  if (options.secretKey !== undefined) {
+    return { key: parseSecretKey(options.secretKey), where: 'SWITCHBOARD_SECRET_KEY' };
+  }
+  if (!options.embedded) return undefined;
+  const file = join(options.dataDir, SECRET_KEY_FILE);
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+  return { key: parseSecretKey(text.trim(), file), where: file };
+}
+
+/**
+ * Names a key without giving it away (a hash of it, cut short): a backup records which key
+ * sealed its secrets, so that a restore can tell whether the key it will be used with opens them.
+ */
+export function secretKeyId(key: Buffer): string {
+  return createHash('sha256')
+    .update('switchboard secret key id\0')
+    .update(key)
+    .digest('hex')
+    .slice(0, 16);
 }
 
 /** 32 bytes as 64 hex digits or as base64 (`openssl rand -base64 32`). */

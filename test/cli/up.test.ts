@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import postgres from 'postgres';
 import { afterAll, beforeAll, expect, test } from 'vitest';
+import { isAlive } from '../../src/db/claim-data-dir.js';
 import { runMark } from '../support/leftover-processes.js';
 import { readAdminToken } from '../support/server-process.js';
 import {
@@ -80,6 +81,60 @@ test(
     // depends on who won the race to stop PostgreSQL; the exit code does not.
     for (const started = Date.now(); existsSync(pidFile); await sleep(100)) {
       if (Date.now() - started > 15_000) throw new Error('PostgreSQL is still running');
+    }
+  },
+);
+
+test(
+  'regression: a terminal hang-up left the embedded PostgreSQL running',
+  { timeout: 120_000 },
+  async () => {
+    // Runs after the first test: the data directory is initialised by then. A real terminal:
+    // `script` runs up on a pseudo-terminal, whose session up leads.
+    const child = spawn(
+      'script',
+      ['-qefc', `exec ${process.execPath} ${BIN} up --port 0`, '/dev/null'],
+      { env: { PATH: process.env.PATH, ...runMark(), ...env } },
+    );
+    let screen = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (screen += chunk));
+    const closed = new Promise((resolve) => child.once('close', resolve));
+    const dataDir = env.SWITCHBOARD_DATA_DIR!;
+    let server: number | undefined;
+    let postgresPid: number | undefined;
+    try {
+      for (const started = Date.now(); !/listening on http:/.test(screen); await sleep(50)) {
+        if (child.exitCode !== null || Date.now() - started > 60_000) {
+          throw new Error(`up never listened:\n${screen}`);
+        }
+      }
+      const up: number = JSON.parse(await readFile(join(dataDir, 'owner.json'), 'utf8')).pid;
+      const cluster = Number(
+        (await readFile(join(dataDir, 'pg', 'postmaster.pid'), 'utf8')).split('\n')[0],
+      );
+      [server, postgresPid] = [up, cluster];
+      // The terminal goes away (its window closed, the SSH connection dropped): the kernel hangs
+      // it up, and SIGHUP reaches the session's leader, up.
+      child.kill('SIGKILL');
+      await closed;
+      for (const started = Date.now(); isAlive(cluster) || isAlive(up); await sleep(100)) {
+        if (Date.now() - started > 30_000) {
+          throw new Error(
+            `30 s after the hang-up, still running: ${[
+              isAlive(up) && `up (pid ${up})`,
+              isAlive(cluster) && `PostgreSQL (pid ${cluster})`,
+            ]
+              .filter(Boolean)
+              .join(', ')}`,
+          );
+        }
+      }
+      expect(existsSync(join(dataDir, 'pg', 'postmaster.pid'))).toBe(false);
+      expect(existsSync(join(dataDir, 'owner.json'))).toBe(false);
+    } finally {
+      for (const pid of [server, postgresPid]) {
+        if (pid !== undefined && isAlive(pid)) process.kill(pid, 'SIGKILL');
+      }
     }
   },
 );
