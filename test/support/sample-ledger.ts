@@ -77,7 +77,7 @@ export async function fillSampleLedger(
     done: done.id,
     pending: pending.id,
     approval: approval.id,
-    token: await issueToken(sql, cast.ada.principal!.id),
+    token: await issueToken(sql, cast.ada.principal!.id, 'human_add'),
     sourceSecret: added.secret!,
   };
 }
