@@ -26,10 +26,10 @@ const KEY_FIELDS =
   /"(command|file_path|notebook_path|path|url|pattern|subagent_type|skill)"\s*:\s*"((?:[^"\\]|\\[\s\S])*)/g;
 
 export function readPreview(preview: string): PreviewReading {
-  const whole = parseObject(preview);
-  if (whole && rendersAs(whole, preview)) return checked(whole, null);
   const marked = preview.replace(ELIDED, CUT).replace(FIELDS_ELIDED, '');
   const shortened = marked !== preview;
+  const whole = shortened ? null : parseObject(preview);
+  if (whole && rendersAs(whole, preview)) return checked(whole, null);
   const parsed = parseObject(marked);
   if (parsed) {
     const reading = checked(parsed, shortened ? 'the preview was shortened by Claude Code' : null);

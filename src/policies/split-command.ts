@@ -72,11 +72,13 @@ function problem(scan: Scan, reason: string): void {
 function readList(scan: Scan, end: ')' | null): void {
   let words: ShellWord[] = [];
   let pending: string | null = null; // an operator that still needs a command after it
+  let redirectFirst = false; // a redirection before the first word: no keyword can follow
   const finish = (operator: string) => {
-    if (words.length === 0 && operator !== '\n' && operator !== 'end')
+    if (words.length === 0 && !redirectFirst && operator !== '\n' && operator !== 'end')
       problem(scan, `empty command before \`${operator}\``);
-    if (words.length > 0) keep(scan, words);
+    if (words.length > 0) keep(scan, words, redirectFirst);
     words = [];
+    redirectFirst = false;
   };
   while (scan.i < scan.src.length) {
     const c = scan.src[scan.i]!;
@@ -93,7 +95,7 @@ function readList(scan: Scan, end: ')' | null): void {
       skipComment(scan);
       continue;
     }
-    pending = null;
+    if (c !== '\n' && c !== ';' && c !== '&' && c !== '|') pending = null;
     if (c === ')') {
       scan.i++;
       if (end === ')') return finish('end');
@@ -108,12 +110,18 @@ function readList(scan: Scan, end: ')' | null): void {
       problem(scan, `a process substitution \`${c}(…)\``);
       inside(scan, () => readList(scan, ')'));
       words.push({ raw: scan.src.slice(start, scan.i), value: null });
-    } else if (startsRedirect(scan)) readRedirect(scan);
-    else if (c === '\n' || c === ';' || c === '&' || c === '|') {
+    } else if (startsRedirect(scan)) {
+      redirectFirst ||= words.length === 0;
+      readRedirect(scan);
+    } else if (c === '\n' || c === ';' || c === '&' || c === '|') {
       const operator = readOperator(scan);
-      finish(operator);
+      if (operator !== '\n' && words.length === 0 && pending !== null)
+        problem(scan, `\`${operator}\` right after \`${pending}\``);
+      finish(pending !== null && operator === '\n' ? '\n' : operator);
       if (operator === '\n') readHeredocs(scan);
-      if (operator !== '\n' && operator !== ';' && operator !== '&') pending = operator;
+      // A newline after `&&`, `||` or `|` continues the command list, as in Bash.
+      if (operator === ';' || operator === '&') pending = null;
+      else if (operator !== '\n') pending = operator;
     } else words.push(readWord(scan));
   }
   if (end === ')') problem(scan, 'an unbalanced `(`');
@@ -132,9 +140,12 @@ function inside(scan: Scan, read: () => void): void {
   }
 }
 
-function keep(scan: Scan, words: ShellWord[]): void {
+function keep(scan: Scan, words: ShellWord[], redirectFirst: boolean): void {
   let rest = words;
+  if (redirectFirst && (rest[0]!.raw === '!' || KEYWORDS.has(rest[0]!.raw)))
+    problem(scan, `\`${rest[0]!.raw}\` after a redirection`);
   while (rest.length > 0 && rest[0]!.raw === '!') rest = rest.slice(1);
+  if (rest.length === 0) problem(scan, 'a `!` with no command');
   while (rest.length > 0 && KEYWORDS.has(rest[0]!.raw)) {
     problem(scan, `the shell keyword \`${rest[0]!.raw}\``);
     if (NOT_A_COMMAND.has(rest[0]!.raw)) return;
