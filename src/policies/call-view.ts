@@ -39,8 +39,10 @@ export interface CallView {
 export function viewCall(prompt: PermissionPrompt): CallView {
   const anchors = { cwd: absolute(prompt.cwd), home: absolute(prompt.home) };
   const tool = prompt.tool_name;
-  if (prompt.path !== 'channel')
-    return { tool, input: prompt.input, fragments: {}, lossy: null, fromPreview: false, anchors };
+  if (prompt.path !== 'channel') {
+    const input = prompt.input !== null && typeof prompt.input === 'object' ? prompt.input : {};
+    return { tool, input, fragments: {}, lossy: null, fromPreview: false, anchors };
+  }
   return { tool, ...readPreview(prompt.preview), fromPreview: true, anchors };
 }
 
@@ -59,7 +61,13 @@ export interface ShellView {
   reads: TargetPath[];
 }
 
-const FILE_READERS = new Set(['cat', 'head', 'tail', 'sed']);
+// Commands whose operands are files they read or write, for deny and ask rules on paths. The
+// documentation names cat, head, tail and sed; the others are of the same kind.
+const READERS = new Set(['cat', 'head', 'tail', 'less', 'more', 'nl', 'tac', 'xxd', 'od', 'wc']);
+for (const name of ['strings', 'base64', 'sort', 'uniq', 'cut', 'diff', 'cmp']) READERS.add(name);
+const SCRIPTED = new Set(['sed', 'grep', 'egrep', 'rg', 'awk']); // the first operand is no file
+const WRITERS = new Set(['tee', 'touch', 'rm', 'rmdir', 'mkdir', 'truncate', 'shred']);
+const COPIERS = new Set(['cp', 'mv', 'ln', 'install', 'rsync']); // read all, write the last
 
 export function viewShell(call: CallView): ShellView {
   const command = call.input.command;
@@ -78,7 +86,9 @@ function addAnalysis(view: ShellView, anchors: Anchors, analysis: ShellAnalysis,
   for (const write of analysis.writes) pushTarget(view.writes, write, anchors);
   for (const words of [...analysis.commands, ...analysis.nested]) {
     view.texts.push(...denyForms(words));
-    for (const file of readFiles(words)) pushTarget(view.reads, file, anchors);
+    const files = namedFiles(words);
+    for (const file of files.reads) pushTarget(view.reads, file, anchors);
+    for (const file of files.writes) pushTarget(view.writes, file, anchors);
     const inner = innerCommand(words);
     if (inner !== null && depth < 3) addAnalysis(view, anchors, splitCommand(inner), depth + 1);
   }
@@ -89,15 +99,22 @@ function pushTarget(list: TargetPath[], value: string, anchors: Anchors): void {
   if (target) list.push(target);
 }
 
-/** The files `cat`, `head`, `tail` and `sed` read, as far as their words say (for deny rules). */
-function readFiles(words: ShellWord[]): string[] {
-  const name = words[0]?.value ?? '';
-  if (!FILE_READERS.has(name.slice(name.lastIndexOf('/') + 1))) return [];
+/** The files a file command reads and writes, as far as its words say (for deny rules). */
+function namedFiles(words: ShellWord[]): { reads: string[]; writes: string[] } {
+  const path = words[0]?.value ?? '';
+  const name = path.slice(path.lastIndexOf('/') + 1);
   const args = words.slice(1).map((word) => word.value ?? word.raw);
   const operands = args.filter((arg) => !arg.startsWith('-'));
-  const script =
-    name.endsWith('sed') && !args.some((arg) => /^-(e|f)|^--(expression|file)/.test(arg));
-  return script ? operands.slice(1) : operands;
+  const inPlace = args.some((arg) => /^-i|^--in-place/.test(arg));
+  if (SCRIPTED.has(name)) {
+    const script = !args.some((arg) => /^-(e|f)|^--(expression|file|regexp)/.test(arg));
+    const files = script ? operands.slice(1) : operands;
+    return { reads: files, writes: name === 'sed' && inPlace ? files : [] };
+  }
+  if (READERS.has(name)) return { reads: operands, writes: [] };
+  if (WRITERS.has(name)) return { reads: [], writes: operands };
+  if (COPIERS.has(name)) return { reads: operands, writes: operands.slice(-1) };
+  return { reads: [], writes: [] };
 }
 
 /** The files or directories a file tool reads or edits. */

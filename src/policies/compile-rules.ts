@@ -21,7 +21,8 @@ export type Matcher =
   | { kind: 'param'; name: string; value: RegExp }
   | { kind: 'path'; family: 'read' | 'edit'; pattern: PathPattern }
   | { kind: 'domain'; host: RegExp | 'all' }
-  | { kind: 'name'; field: 'subagent_type' | 'skill'; pattern: CommandPattern | 'all' };
+  | { kind: 'name'; field: 'subagent_type' | 'skill'; pattern: CommandPattern | 'all' }
+  | { kind: 'any'; of: Matcher[] }; // a deny or ask rule that reads two ways matches either
 
 export interface CompiledRule {
   rule: PolicyRule;
@@ -51,6 +52,8 @@ Object.assign(PRIMARY_FIELDS, {
 const SPECIFIED = new Set(['Bash', 'Monitor', 'PowerShell', 'Read', 'Edit', 'WebFetch', 'Agent']);
 for (const tool of ['Task', 'Skill', 'Write', 'MultiEdit', 'NotebookEdit', 'Glob'])
   SPECIFIED.add(tool);
+// Tools whose specifier also reads as a command or a name when it looks like `name:value`.
+const TWO_READINGS = new Set(['Bash', 'Monitor', 'PowerShell', 'Agent', 'Task']);
 const ALIASES: Record<string, string[]> = { Agent: ['Agent', 'Task'], Task: ['Agent', 'Task'] };
 // A plugin's subagent is `plugin:agent`, so an Agent rule reads a parameter only by these names.
 const AGENT_PARAMETERS = new Set(['description', 'prompt', 'subagent_type', 'model', 'name']);
@@ -95,8 +98,13 @@ export function compileRule(rule: PolicyRule, order: number): CompiledRule {
       tools: broad && tool === 'Bash' ? SHELL_TOOLS : tools,
     };
   const parameter = PARAMETER.exec(specifier);
-  if (broad && parameter && parameterRule(tool, parameter[1]!))
-    return { ...base, matcher: paramMatcher(parameter[1]!, parameter[2]!), tools };
+  if (broad && parameter && parameterRule(tool, parameter[1]!)) {
+    const param = paramMatcher(parameter[1]!, parameter[2]!);
+    if (!TWO_READINGS.has(tool)) return { ...base, matcher: param, tools };
+    // `Bash(timeout:*)` is the timeout parameter or the `timeout` command: a deny takes both.
+    const own = specified(tool, tools, specifier, broad);
+    return { ...base, matcher: { kind: 'any', of: [param, own.matcher] }, tools: own.tools };
+  }
   if (broad && parameter && PRIMARY_FIELDS[tool] === parameter[1] && tool === 'Bash')
     return { ...base, matcher: commandMatcher(parameter[2]!, true), tools: SHELL_TOOLS };
   return { ...base, ...specified(tool, tools, specifier, broad) };

@@ -104,8 +104,10 @@ function matchesBroad(decider: Decider, one: CompiledRule): boolean {
         pattern.regex.test(part.trim()),
       );
     }
+    case 'any':
+      return m.of.some((matcher) => matchesBroad(decider, { ...one, matcher }));
     case 'param': {
-      const value = call.input[m.name];
+      const value = Object.hasOwn(call.input, m.name) ? call.input[m.name] : undefined;
       return ['string', 'number', 'boolean'].includes(typeof value) && m.value.test(String(value));
     }
     case 'path':

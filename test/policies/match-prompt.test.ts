@@ -1220,3 +1220,85 @@ test('a decision names the rule that decided and says why', () => {
     decide(compiled, preview('Bash', '{ "command": "ls \n⋯ 9 code points elided ⋯\n x" }')).reason,
   ).toBe('the preview was shortened by Claude Code, so it is never allowed automatically');
 });
+
+describe('files that Bash commands name, and readings that go two ways', () => {
+  test.each<Row>([
+    [
+      'rm of a protected file',
+      ['allow Bash(rm *)', 'deny Edit(./.env)'],
+      bash('rm .env'),
+      'deny',
+      'Edit(./.env)',
+    ],
+    [
+      'tee into it',
+      ['allow Bash', 'deny Edit(./.env)'],
+      bash('echo x | tee .env'),
+      'deny',
+      'Edit(./.env)',
+    ],
+    [
+      'cp onto it',
+      ['allow Bash', 'deny Edit(./.env)'],
+      bash('cp other .env'),
+      'deny',
+      'Edit(./.env)',
+    ],
+    [
+      'cp from a secret',
+      ['allow Bash', 'deny Read(./.env)'],
+      bash('cp .env /tmp/x'),
+      'deny',
+      'Read(./.env)',
+    ],
+    [
+      'sed -i edits',
+      ['allow Bash', 'deny Edit(./.env)'],
+      bash("sed -i 's/a/b/' .env"),
+      'deny',
+      'Edit(./.env)',
+    ],
+    [
+      "grep's pattern is no file",
+      ['allow Bash(grep *)', 'deny Read(./.env)'],
+      bash('grep .env README.md'),
+      'allow',
+      'Bash(grep *)',
+    ],
+    [
+      'grep reads its files',
+      ['allow Bash(grep *)', 'deny Read(./.env)'],
+      bash('grep KEY .env'),
+      'deny',
+      'Read(./.env)',
+    ],
+    [
+      'Bash(timeout:*) as a parameter',
+      ['allow Bash', 'deny Bash(timeout:*)'],
+      tool('Bash', { command: 'ls', timeout: 5000 }),
+      'deny',
+      'Bash(timeout:*)',
+    ],
+    [
+      'and as the timeout command',
+      ['allow Bash', 'deny Bash(timeout:*)'],
+      bash('timeout 5 ls'),
+      'deny',
+      'Bash(timeout:*)',
+    ],
+    [
+      'a parameter named like a prototype property',
+      ['allow mcp__x__y', 'deny mcp__x__y(constructor:*)'],
+      tool('mcp__x__y', {}),
+      'allow',
+      'mcp__x__y',
+    ],
+    [
+      'a WebFetch parameter rule reads only the parameter',
+      ['allow WebFetch', 'deny WebFetch(prompt:steal *)'],
+      tool('WebFetch', { url: 'https://a.b/', prompt: 'summarise' }),
+      'allow',
+      'WebFetch',
+    ],
+  ])('%s', (...row) => check(row));
+});
