@@ -183,7 +183,8 @@ function allowShell(decider: Decider, shell: ShellView): PolicyDecision {
   let first: CompiledRule | null = null;
   for (const words of analysis.commands) {
     const forms = allowForms(words);
-    const hit = rules.find((one) => allowsCommand(one.matcher, forms.texts, forms.exactOnly));
+    const texts = forms.texts.map((text) => ({ text, first: text.split(' ', 1)[0]! }));
+    const hit = rules.find((one) => allowsCommand(one.matcher, texts, forms.exactOnly));
     if (!hit) {
       const part = clip(text(words));
       const wrapped = forms.exactOnly
@@ -201,16 +202,19 @@ function allowShell(decider: Decider, shell: ShellView): PolicyDecision {
   return decision(first!, reason);
 }
 
-function allowsCommand(m: Matcher, texts: string[], exactOnly: boolean): boolean {
+function allowsCommand(
+  m: Matcher,
+  texts: { text: string; first: string }[],
+  exactOnly: boolean,
+): boolean {
   if (m.kind === 'tool') return true;
   if (m.kind !== 'command') return false;
   if (m.pattern === 'all') return !exactOnly;
   const pattern = m.pattern;
   if (exactOnly && pattern.wildcard) return false;
   return texts.some(
-    (text) =>
-      (pattern.firstWord === null || text.split(' ', 1)[0] === pattern.firstWord) &&
-      pattern.regex.test(text),
+    ({ text, first }) =>
+      (pattern.firstWord === null || first === pattern.firstWord) && pattern.regex.test(text),
   );
 }
 
