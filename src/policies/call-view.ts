@@ -46,8 +46,11 @@ export function viewCall(prompt: PermissionPrompt): CallView {
   return { tool, ...readPreview(prompt.preview), fromPreview: true, anchors };
 }
 
+/** A directory as an absolute POSIX path (a Windows `C:\\p` is `/c/p`), or null. */
 function absolute(dir: string | null | undefined): string | null {
-  return typeof dir === 'string' && dir.startsWith('/') ? dir.replace(/\/+$/, '') || '/' : null;
+  if (typeof dir !== 'string') return null;
+  const target = resolveTarget(dir, { cwd: null, home: null });
+  return target?.absolute ? target.path.replace(/\/+$/, '') || '/' : null;
 }
 
 export interface ShellView {

@@ -2,13 +2,14 @@
  * Decides a permission prompt by a team's policy rules, the way Claude Code decides by its own
  * permission rules, and more cautiously where switchboard sees less than Claude Code does.
  *
- * Sources, read for Claude Code 2.1.x: the permissions reference (code.claude.com/docs/en/
- * permissions: rule syntax, precedence, Bash wildcards and wrappers, Read/Edit path patterns,
- * WebFetch domains, MCP names, tool-name globs, parameter rules), the tools reference (which
- * tools each rule covers), the hooks reference (tool input fields), the channels reference
- * (`input_preview`: elided, masked, unserialisable values), the errors reference (the rules
- * Claude Code ignores), Deploy managed settings (`managed-settings.d`), and the changelog
- * (whitespace between words, deny rules through `env`/`sudo`/`watch`, `find -exec`).
+ * Sources, read for Claude Code 2.1.x (the 2026-08 copy of code.claude.com/docs/en/…):
+ * permissions (rule syntax, precedence, Bash wildcards and wrappers, Read/Edit path patterns,
+ * WebFetch domains, MCP names, tool-name globs, parameter rules), tools-reference (which tools
+ * each rule covers), hooks (tool input fields), channels-reference (`input_preview`: elided,
+ * masked, unserialisable values), errors ("Is not matched by file permission checks"),
+ * managed-settings (`managed-settings.d`), and changelog (whitespace between words, deny rules
+ * through `env`/`sudo`/`watch`, `find -exec`, safe variables). Where they are silent the reading
+ * is the safe one: deny broadly, allow narrowly.
  *
  * Precedence is deny, then ask, then allow; the first matching rule in the given order wins
  * within each. Deny and ask rules match if any part of a command, anything nested in it, or any

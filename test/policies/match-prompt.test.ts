@@ -1302,3 +1302,14 @@ describe('files that Bash commands name, and readings that go two ways', () => {
     ],
   ])('%s', (...row) => check(row));
 });
+
+test('a Windows working directory anchors path rules like a POSIX one', () => {
+  const compiled = compileRules(rules('allow Read(./src/**)'));
+  expect(decide(compiled, tool('Read', { file_path: 'C:\\p\\src\\a.ts' }, 'C:\\p')).effect).toBe(
+    'allow',
+  );
+  expect(decide(compiled, tool('Read', { file_path: 'C:\\q\\src\\a.ts' }, 'C:\\p')).effect).toBe(
+    'ask',
+  );
+  expect(decide(compiled, tool('Read', { file_path: '/p/src/a.ts' }, 'p')).effect).toBe('ask');
+});
