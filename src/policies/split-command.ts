@@ -192,8 +192,11 @@ function readRedirect(scan: Scan): void {
     problem(scan, 'a here-document `<<`');
     scan.heredocs.push({ delimiter: target.value ?? target.raw, tabs: operator === '<<-' });
   } else if (operator === '<<<') problem(scan, 'a here-string `<<<`');
-  else if ((operator === '>&' || operator === '<&') && /^(\d+|-)$/.test(value)) return;
-  else if (value === '/dev/null') return;
+  // Every redirection goes to a human, even one that writes no file (`2>&1`, `/dev/null`):
+  // a policy allows commands as written in its rules, and a rule names no redirection.
+  else if ((operator === '>&' || operator === '<&') && /^(\d+|-)$/.test(value))
+    problem(scan, `a redirection \`${operator}${target.raw}\``);
+  else if (value === '/dev/null') problem(scan, `a redirection \`${operator} /dev/null\``);
   else {
     problem(scan, `a redirection \`${operator} ${target.raw}\``);
     if (operator !== '<') scan.out.writes.push(value);

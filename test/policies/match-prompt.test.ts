@@ -182,9 +182,16 @@ describe('compound commands', () => {
     [
       'pipe both allowed',
       ['allow Bash(npm test *)', 'allow Bash(tail *)'],
-      bash('npm test 2>&1 | tail -20'),
+      bash('npm test | tail -20'),
       'allow',
       'Bash(npm test *)',
+    ],
+    [
+      'a pipe with a redirection goes to a human',
+      ['allow Bash(npm test *)', 'allow Bash(tail *)'],
+      bash('npm test 2>&1 | tail -20'),
+      'ask',
+      null,
     ],
     [
       'deny matches any part',
@@ -411,13 +418,13 @@ describe('never allowed automatically, but deny still matches', () => {
     ['a line continuation inside a word', all, bash('ec\\\nho x'), 'ask', null],
     ['a control character', all, bash('ls\u0007'), 'ask', null],
     [
-      'fd duplication writes no file',
+      'fd duplication is a redirection all the same',
       ['allow Bash(npm test *)'],
       bash('npm test 2>&1'),
-      'allow',
-      'Bash(npm test *)',
+      'ask',
+      null,
     ],
-    ['/dev/null is no file', ['allow Bash(ls *)'], bash('ls x 2>/dev/null'), 'allow', 'Bash(ls *)'],
+    ['/dev/null is a redirection too', ['allow Bash(ls *)'], bash('ls x 2>/dev/null'), 'ask', null],
     [
       'a plain variable',
       ['allow Bash(echo *)'],
