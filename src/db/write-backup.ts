@@ -119,7 +119,7 @@ async function readHeader(
  * those its foreign keys reference, so that a restore loads them in this order with every
  * constraint checked. A table referencing itself is loaded in one COPY, checked at its end.
  */
-async function readTables(tx: TransactionSql, schema: string): Promise<TableLine[]> {
+export async function readTables(tx: TransactionSql, schema: string): Promise<TableLine[]> {
   const found = await tx<{ table: string; columns: string[]; references: string[] }[]>`
     select c.relname::text as table,
       array(select a.attname::text from pg_attribute a
@@ -132,14 +132,18 @@ async function readTables(tx: TransactionSql, schema: string): Promise<TableLine
     where c.relnamespace = ${schema}::regnamespace and c.relkind = 'r'
       and c.relname <> 'schema_migrations'
     order by c.relname`;
+  // Only this schema's sequences are read: pg_sequences reads every sequence in the database,
+  // and one another application drops meanwhile fails the whole statement.
   const sequences = await tx<{ table: string; column: string; last_value: number | null }[]>`
-    select c.relname::text as table, a.attname::text as column, s.last_value
-    from pg_class c
-    join pg_attribute a on a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped
-    join pg_sequences s
-      on format('%I.%I', s.schemaname, s.sequencename)
-         = pg_get_serial_sequence(format('%I.%I', ${schema}::text, c.relname), a.attname)
-    where c.relnamespace = ${schema}::regnamespace and c.relkind = 'r'`;
+    with serial as materialized (
+      select c.relname::text as table, a.attname::text as column,
+        pg_get_serial_sequence(format('%I.%I', ${schema}::text, c.relname), a.attname) as sequence
+      from pg_class c
+      join pg_attribute a on a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped
+      where c.relnamespace = ${schema}::regnamespace and c.relkind = 'r'
+    )
+    select "table", "column", pg_sequence_last_value(sequence::regclass) as last_value
+    from serial where sequence is not null`;
   const lines = found.map(({ table, columns }) => ({
     table,
     columns,
