@@ -2,6 +2,9 @@ import { configDefaults, defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
+    // `npm test` leaves out the slow groups, each a folder of its own run as a named step
+    // (`npm run test:<group>`, and .ci/run): browser, terminal, faults, deploy, package,
+    // claude-code, bench. A group's tool missing fails its files (test/support/require-tool.ts).
     include: ['test/**/*.test.ts'],
     // Test files that fail on purpose, run by test/exit-status.test.ts (`--dir test/fixtures/exit-status`).
     exclude: [...configDefaults.exclude, 'test/fixtures/**'],

@@ -658,7 +658,7 @@ describe('tool calls with arguments of the wrong type: isError with a hint, noth
 });
 
 test('regression: a token the server refuses is said to be refused, not unreachable', async () => {
-  // Refused at start, the channel does not start at all (test/channel/token-at-start.test.ts);
+  // Refused at start, the channel does not start at all (test/terminal/channel-token-at-start.test.ts);
   // refused while it runs (revoked), its tools say so. The session's status event for a refused
   // token is in that file too: the stream meets the refusal only when it reconnects.
   const who = await agent();

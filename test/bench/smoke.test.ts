@@ -3,37 +3,37 @@ import {
   agentPathsSummaryRows,
   formatAgentPathsTable,
   runAgentPathsBenchmark,
-} from '../bench/agent-paths.js';
-import { claimSummaryRows, formatClaimTable, runClaimBenchmark } from '../bench/claim.js';
+} from '../../bench/agent-paths.js';
+import { claimSummaryRows, formatClaimTable, runClaimBenchmark } from '../../bench/claim.js';
 import {
   cliStartupSummaryRows,
   formatCliStartupTable,
   runCliStartupBenchmark,
-} from '../bench/cli-startup.js';
+} from '../../bench/cli-startup.js';
 import {
   consoleLatencySummaryRows,
   formatConsoleLatencyTable,
   runConsoleLatencyBenchmark,
-} from '../bench/console-latency.js';
-import { formatIngestTable, ingestSummaryRows, runIngestBenchmark } from '../bench/ingest.js';
-import { formatLoadTable, loadFailures, runLoad } from '../bench/load.js';
+} from '../../bench/console-latency.js';
+import { formatIngestTable, ingestSummaryRows, runIngestBenchmark } from '../../bench/ingest.js';
+import { formatLoadTable, loadFailures, runLoad } from '../../bench/load.js';
 import {
   formatSessionMemoryTable,
   runSessionMemoryBenchmark,
   sessionMemorySummaryRows,
-} from '../bench/session-memory.js';
-import { cpuCells, cpuPerUnit, startCpuSplit } from '../bench/support/cpu-split.js';
-import { formatSummaryTable } from '../bench/support/format-summary-table.js';
+} from '../../bench/session-memory.js';
+import { cpuCells, cpuPerUnit, startCpuSplit } from '../../bench/support/cpu-split.js';
+import { formatSummaryTable } from '../../bench/support/format-summary-table.js';
 import {
   floodSummaryRows,
   formatFloodTable,
   runWebhookFloodBenchmark,
-} from '../bench/webhook-flood.js';
+} from '../../bench/webhook-flood.js';
 import {
   formatWakeLatencyTable,
   runWakeLatencyBenchmark,
   wakeLatencySummaryRows,
-} from '../bench/wake-latency.js';
+} from '../../bench/wake-latency.js';
 
 test("the CPU split reads a process's time from /proc, and takes the median per unit", () => {
   const since = startCpuSplit(process.pid)!;

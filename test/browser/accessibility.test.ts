@@ -5,8 +5,8 @@ import { afterAll, beforeAll, expect, test } from 'vitest';
 import type { Page } from 'playwright-core';
 import { startCallback } from '../oauth/support/oauth-client.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
-import { launchBrowser, type TestBrowser } from './support/browser.js';
-import { addHuman, signIn, signInLink, waitLive } from './support/console.js';
+import { launchBrowser, type TestBrowser } from '../web/support/browser.js';
+import { addHuman, signIn, signInLink, waitLive } from '../web/support/console.js';
 
 const AXE_SOURCE = readFileSync(
   createRequire(import.meta.url).resolve('axe-core/axe.min.js'),

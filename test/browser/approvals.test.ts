@@ -2,8 +2,8 @@ import { afterAll, beforeAll, expect, test, vi } from 'vitest';
 import { parseJson, runCli } from '../cli/support/run-cli.js';
 import { startClaudeCode, type ClaudeCode } from '../support/claude-code-client.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
-import { launchBrowser, type TestBrowser, type WatchedPage } from './support/browser.js';
-import { addHuman, card, signIn, signInLink, waitLive } from './support/console.js';
+import { launchBrowser, type TestBrowser, type WatchedPage } from '../web/support/browser.js';
+import { addHuman, card, signIn, signInLink, waitLive } from '../web/support/console.js';
 
 let server: TestServer;
 let browser: TestBrowser;

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { initializeRequest } from '../support/mcp-client.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
-import { launchBrowser, type TestBrowser } from './support/browser.js';
-import { addHuman, signIn, waitLive } from './support/console.js';
-import { signInByFetch, type FetchSession } from './support/push.js';
+import { launchBrowser, type TestBrowser } from '../web/support/browser.js';
+import { addHuman, signIn, waitLive } from '../web/support/console.js';
+import { signInByFetch, type FetchSession } from '../web/support/push.js';
 
 let server: TestServer;
 /** A second process on the same database: what one process ends, every process ends. */

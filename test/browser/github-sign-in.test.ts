@@ -3,8 +3,8 @@ import nock from 'nock';
 import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
 import { isolateFromGitHub } from '../github/github-app.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
-import { launchBrowser, type TestBrowser, type WatchedPage } from './support/browser.js';
-import { addHuman } from './support/console.js';
+import { launchBrowser, type TestBrowser, type WatchedPage } from '../web/support/browser.js';
+import { addHuman } from '../web/support/console.js';
 
 const CLIENT = { clientId: 'Iv23liTestClient', clientSecret: 'test-client-secret' };
 

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { Locator, Page } from 'playwright-core';
 import { startTestServer, type TestServer } from '../support/test-server.js';
-import { launchBrowser, type TestBrowser } from './support/browser.js';
-import { addHuman, signIn, waitLive } from './support/console.js';
+import { launchBrowser, type TestBrowser } from '../web/support/browser.js';
+import { addHuman, signIn, waitLive } from '../web/support/console.js';
 
 // Layout facts, asserted in a real browser at a desktop's and a phone's width: the order things
 // come in, what shares a line, and that no page is wider than its window. Not pixels.

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { STRINGS } from '../support/bad-input.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
-import { launchBrowser, type TestBrowser, type WatchedPage } from './support/browser.js';
-import { addHuman, signIn, waitLive } from './support/console.js';
+import { launchBrowser, type TestBrowser, type WatchedPage } from '../web/support/browser.js';
+import { addHuman, signIn, waitLive } from '../web/support/console.js';
 
 let server: TestServer;
 let browser: TestBrowser;

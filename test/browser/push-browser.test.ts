@@ -1,14 +1,14 @@
 import type { CDPSession, Worker } from 'playwright-core';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { startTestServer, type TestServer } from '../support/test-server.js';
-import { launchBrowser, type TestBrowser, type WatchedPage } from './support/browser.js';
-import { addHuman, signIn, waitLive } from './support/console.js';
+import { launchBrowser, type TestBrowser, type WatchedPage } from '../web/support/browser.js';
+import { addHuman, signIn, waitLive } from '../web/support/console.js';
 import {
   startFakePushService,
   type FakePushService,
   type SubscriptionJson,
-} from './support/fake-push-service.js';
-import { vapidPublicKey } from './support/push.js';
+} from '../web/support/fake-push-service.js';
+import { vapidPublicKey } from '../web/support/push.js';
 
 // Web Push in real Chromium, as far as it goes here. Chromium's own push service (Google's FCM)
 // cannot be reached from this machine, and a Playwright context (a private profile) has none at

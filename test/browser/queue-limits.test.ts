@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { startTestServer, type TestServer } from '../support/test-server.js';
-import { launchBrowser, type TestBrowser, type WatchedPage } from './support/browser.js';
-import { addHuman, signIn, waitLive } from './support/console.js';
+import { launchBrowser, type TestBrowser, type WatchedPage } from '../web/support/browser.js';
+import { addHuman, signIn, waitLive } from '../web/support/console.js';
 
 // A queue's limits on the console (issue 25): the Board shows them and what is used of them,
 // live; a held-back todo says so on its page; admins set limits with a form like the others.

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { createCliHome, parseJson, runCli, type CliHome } from '../cli/support/run-cli.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
-import { launchBrowser, type TestBrowser } from './support/browser.js';
-import { addHuman, card, signIn, signInLink } from './support/console.js';
+import { launchBrowser, type TestBrowser } from '../web/support/browser.js';
+import { addHuman, card, signIn, signInLink } from '../web/support/console.js';
 
 let server: TestServer;
 let browser: TestBrowser;

@@ -24,6 +24,7 @@ import { readFixture } from '../github/deliver.js';
 import { BIN, startCli, type RunningCli } from '../cli/support/run-cli.js';
 import { runMark } from '../support/leftover-processes.js';
 import { startOwnPostgres, type OwnPostgres } from '../support/own-postgres.js';
+import { requireTool } from '../support/require-tool.js';
 import { readmeBlock, substitute } from './support/readme-blocks.js';
 import {
   isInstalled,
@@ -44,11 +45,10 @@ const STREAM_PING_SECONDS = 15;
 let cert: TestCertificate;
 let database: OwnPostgres;
 
-/** Each proxy's tests run where it is installed (CI installs both: .ci/run), as tmux's do. */
-const installed = { nginx: await isInstalled('nginx'), caddy: await isInstalled('caddy') };
+requireTool('nginx', await isInstalled('nginx'), 'apt-get install -y nginx');
+requireTool('Caddy', await isInstalled('caddy'), 'apt-get install -y caddy');
 
 beforeAll(async () => {
-  if (!installed.nginx && !installed.caddy) return;
   [cert, database] = await Promise.all([makeCertificate(NAME), startOwnPostgres()]);
 });
 afterAll(async () => {
@@ -296,17 +296,15 @@ function setCookies(response: Response): Map<string, string> {
 const PROXIES = [
   {
     name: 'nginx',
-    installed: installed.nginx,
     start: (port: number, upstream: number) => startNginx(nginxSite(port, upstream), port),
   },
   {
     name: 'Caddy',
-    installed: installed.caddy,
     start: (port: number, upstream: number) => startCaddy(caddySite(port, upstream), port),
   },
 ];
 
-describe.skipIf(!installed.nginx && !installed.caddy)(
+describe(
   'through the README’s proxy, `switchboard up` with the README’s environment for a VM',
   () => {
     let publicPort: number;
@@ -334,9 +332,7 @@ describe.skipIf(!installed.nginx && !installed.caddy)(
       await server?.stop();
     });
 
-    describe.each(PROXIES)('$name', ({ name, installed, start }) => {
-      // Skipped where not installed (CI installs both).
-      if (!installed) return void test.skip(`${name} is not installed`, () => {});
+    describe.each(PROXIES)('$name', ({ name, start }) => {
       let proxy: RunningProxy;
       let client: ProxyClient;
       const api = async (token: string, method: string, path: string, body?: unknown) => {
@@ -616,7 +612,7 @@ describe.skipIf(!installed.nginx && !installed.caddy)(
   },
 );
 
-describe.skipIf(!installed.nginx)(
+describe(
   'nginx from the README in front of a server without SWITCHBOARD_TRUST_PROXY',
   () => {
     let publicUrl: string;

@@ -19,6 +19,7 @@ import { deliver, readFixture } from '../github/deliver.js';
 import { openEventStream, type EventStreamClient } from '../support/event-stream.js';
 import { startServerProcess, type ServerProcess } from '../support/server-process.js';
 import { findPgBouncer, startPgBouncer, type PgBouncer } from '../support/start-pgbouncer.js';
+import { requireTool } from '../support/require-tool.js';
 import { startRoundRobinProxy, type RoundRobinProxy } from '../support/start-round-robin-proxy.js';
 
 /** How long the workers and the senders keep at it; the replicas are killed and restarted meanwhile. */
@@ -40,14 +41,7 @@ const SECRET = 'pgbouncer-test-webhook-secret';
 /** The connections the test's own pool opens, told apart from the replicas' in pg_stat_activity. */
 const TEST_APPLICATION = 'pgbouncer-test';
 
-/** CI installs it (.ci/run); elsewhere this file's tests need `apt-get install -y pgbouncer`. */
-const installed = findPgBouncer() !== undefined;
-if (!installed) {
-  console.warn(
-    'pgbouncer-replicas: skipped, pgbouncer is not installed (apt-get install -y pgbouncer; .ci/run does)',
-  );
-}
-const withPgBouncer = test.skipIf(!installed);
+requireTool('pgbouncer', findPgBouncer() !== undefined, 'apt-get install -y pgbouncer');
 
 let bouncer: PgBouncer;
 let database: string;
@@ -58,7 +52,6 @@ let admin: postgres.Sql;
 const homes: CliHome[] = [];
 
 beforeAll(async () => {
-  if (!installed) return;
   // A database of the test's own, with switchboard's schema first on its default search path:
   // through a transaction pooler, that is where the schema comes from (README, Behind PgBouncer).
   const runUrl = new URL(inject('databaseUrl'));
@@ -101,7 +94,7 @@ const refusalOf = (urls: { databaseUrl: string; databaseDirectUrl?: string }) =>
     (e: unknown) => e as Error & { code?: string },
   );
 
-withPgBouncer(
+test(
   'behind a pooler without DATABASE_DIRECT_URL, the start is refused in one line saying to set it',
   async () => {
     const error = await refusalOf({
@@ -114,7 +107,7 @@ withPgBouncer(
   },
 );
 
-withPgBouncer(
+test(
   'through the pooler, a database whose search path does not start with the schema is refused, with the statement that fixes it',
   async () => {
     const direct = new URL(directUrl);
@@ -133,7 +126,7 @@ withPgBouncer(
   },
 );
 
-withPgBouncer(
+test(
   'a DATABASE_DIRECT_URL that is not the database behind the pooler is refused: its LISTEN would hear nothing',
   async () => {
     const elsewhere = new URL(directUrl);
@@ -151,7 +144,7 @@ withPgBouncer(
   },
 );
 
-withPgBouncer(
+test(
   'DATABASE_DIRECT_URL without DATABASE_URL is a usage error, in one line',
   async () => {
     const home = await createCliHome();
@@ -205,7 +198,7 @@ async function call(
 const is2xx = (status: number | 'no answer') =>
   typeof status === 'number' && status >= 200 && status < 300;
 
-withPgBouncer(
+test(
   `${REPLICAS} replicas behind PgBouncer (transaction mode) and a round-robin proxy: ${WORKERS} workers and ${SENDERS} senders for ${LOAD_MS / 1000} s through a SIGKILL and a rolling restart — nothing lost, nothing doubled, every wake heard across replicas`,
   { timeout: LOAD_MS + 120_000 },
   async () => {

@@ -3,22 +3,16 @@ import postgres from 'postgres';
 import { afterAll, beforeAll, expect, inject, test } from 'vitest';
 import { connect } from '../../src/db/open-database.js';
 import { silentLogger } from '../../src/logger.js';
+import { requireTool } from '../support/require-tool.js';
 import { findPgBouncer, startPgBouncer, type PgBouncer } from '../support/start-pgbouncer.js';
 
-/** CI installs it (.ci/run); elsewhere this file's test needs `apt-get install -y pgbouncer`. */
-const installed = findPgBouncer() !== undefined;
-if (!installed) {
-  console.warn(
-    'pooled-pipelining: skipped, pgbouncer is not installed (apt-get install -y pgbouncer; .ci/run does)',
-  );
-}
+requireTool('pgbouncer', findPgBouncer() !== undefined, 'apt-get install -y pgbouncer');
 
 let bouncer: PgBouncer;
 let admin: postgres.Sql;
 let database: string | undefined;
 
 beforeAll(async () => {
-  if (!installed) return;
   const runUrl = new URL(inject('databaseUrl'));
   admin = postgres(runUrl.href, { max: 1, onnotice: () => {} });
   database = `sb_pipelining_${randomBytes(4).toString('hex')}`;
@@ -37,7 +31,7 @@ afterAll(async () => {
   await admin?.end({ timeout: 1 });
 });
 
-test.skipIf(!installed)(
+test(
   'regression: through PgBouncer in transaction mode, a query sent behind another on one connection gets its own answer',
   async () => {
     // postgres.js sends a query with parameters as Parse/Describe/Flush, then Bind/Execute/Sync

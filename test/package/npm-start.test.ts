@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { createCliHome, startCli, type CliHome, type RunningCli } from '../cli/support/run-cli.js';
 import { readAdminToken } from '../support/server-process.js';
-import { launchBrowser, type TestBrowser } from './support/browser.js';
-import { card, waitLive } from './support/console.js';
+import { launchBrowser, type TestBrowser } from '../web/support/browser.js';
+import { card, waitLive } from '../web/support/console.js';
 
 let home: CliHome;
 let up: RunningCli | undefined;

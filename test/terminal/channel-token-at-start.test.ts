@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { freePort } from '../../src/db/start-embedded-postgres.js';
+import { requireTool } from '../support/require-tool.js';
 import { hasTmux, startInTmux } from '../cli/support/tmux.js';
 import { BIN, startClaudeCode, type ClaudeCode } from '../support/claude-code-client.js';
 import { runMark } from '../support/leftover-processes.js';
@@ -8,8 +9,7 @@ import { startTestServer, type TestServer } from '../support/test-server.js';
 
 // What the channel says about its token before Claude Code (or a person) relies on it.
 
-/** CI installs tmux (.ci/run); elsewhere the terminal test needs it installed. */
-const tmuxInstalled = await hasTmux();
+requireTool('tmux', await hasTmux(), 'apt-get install -y tmux');
 
 let server: TestServer;
 let human: string;
@@ -109,7 +109,7 @@ test('regression: a token refused after a restart was told to the session as "ca
   // The channel backs off up to 30 s between tries while its server restarts.
 }, 90_000);
 
-test.skipIf(!tmuxInstalled)(
+test(
   "regression: channel run by hand in a terminal printed nothing and quietly used a human's token",
   async () => {
     const tmux = await startInTmux(['channel'], {

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startTestServer, type TestServer } from '../support/test-server.js';
-import { createCliHome, parseJson, runCli, startCli, type CliHome } from './support/run-cli.js';
-import { hasTmux, startInTmux, type TmuxSession } from './support/tmux.js';
+import { createCliHome, parseJson, runCli, startCli, type CliHome } from '../cli/support/run-cli.js';
+import { requireTool } from '../support/require-tool.js';
+import { hasTmux, startInTmux, type TmuxSession } from '../cli/support/tmux.js';
 
-/** CI installs tmux (.ci/run); elsewhere the terminal test needs it installed. */
-const tmuxInstalled = await hasTmux();
+requireTool('tmux', await hasTmux(), 'apt-get install -y tmux');
 
 let server: TestServer;
 let home: CliHome;
@@ -99,7 +99,7 @@ describe.sequential('inbox', () => {
     ).toHaveLength(1);
   });
 
-  test.skipIf(!tmuxInstalled)(
+  test(
     'in a terminal: move with j/k and arrows, deny with a note, live as approvals arrive',
     async () => {
       // The full input preview of a permission prompt, as the channel relays it.
@@ -152,7 +152,7 @@ describe.sequential('inbox', () => {
     },
   );
 
-  test.skipIf(!tmuxInstalled)(
+  test(
     'regression: inbox --watch showed a verdict given elsewhere late, or only when something else rang',
     async () => {
       const approval = await ask('May I clear the cache?');
@@ -188,7 +188,7 @@ describe.sequential('inbox', () => {
     },
   );
 
-  test.skipIf(!tmuxInstalled)(
+  test(
     'regression: the inbox offered "a allow · d deny" on items that are not approvals',
     async () => {
       const approval = await ask('May I bump the lockfile?');
