@@ -5,7 +5,13 @@ import { consoleSession } from '../oauth/support/oauth-client.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { launchBrowser, type TestBrowser } from '../web/support/browser.js';
 import { addHuman, signIn } from '../web/support/console.js';
-import { createCliHome, parseJson, runCli, startCli, type CliHome } from '../cli/support/run-cli.js';
+import {
+  createCliHome,
+  parseJson,
+  runCli,
+  startCli,
+  type CliHome,
+} from '../cli/support/run-cli.js';
 
 // `switchboard login` with no token: a human signs the CLI in through the browser — the loopback
 // redirect where a desktop browser opens, a code typed into the console where none can — and

@@ -7,7 +7,11 @@ import { initializeRequest } from '../support/mcp-client.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { launchBrowser, type TestBrowser, type WatchedPage } from '../web/support/browser.js';
 import { addHuman, signIn } from '../web/support/console.js';
-import { MemoryOAuthProvider, startCallback, type Callback } from '../oauth/support/oauth-client.js';
+import {
+  MemoryOAuthProvider,
+  startCallback,
+  type Callback,
+} from '../oauth/support/oauth-client.js';
 
 // An MCP client nobody here wrote (the MCP SDK's own client-side OAuth) that knows only the
 // server's /mcp URL, its human answering the console's consent page in a real Chromium.

@@ -94,72 +94,60 @@ const refusalOf = (urls: { databaseUrl: string; databaseDirectUrl?: string }) =>
     (e: unknown) => e as Error & { code?: string },
   );
 
-test(
-  'behind a pooler without DATABASE_DIRECT_URL, the start is refused in one line saying to set it',
-  async () => {
-    const error = await refusalOf({
-      databaseUrl: bouncer.url('switchboard'),
-    });
-    expect(error.code).toBe('database_unusable');
-    expect(error.message).toBe(
-      `cannot use the PostgreSQL at DATABASE_URL (127.0.0.1:${bouncer.port}/switchboard): unsupported startup parameter: search_path — is it a pooler? Then set DATABASE_DIRECT_URL to the PostgreSQL behind it (README, "Behind PgBouncer")`,
-    );
-  },
-);
+test('behind a pooler without DATABASE_DIRECT_URL, the start is refused in one line saying to set it', async () => {
+  const error = await refusalOf({
+    databaseUrl: bouncer.url('switchboard'),
+  });
+  expect(error.code).toBe('database_unusable');
+  expect(error.message).toBe(
+    `cannot use the PostgreSQL at DATABASE_URL (127.0.0.1:${bouncer.port}/switchboard): unsupported startup parameter: search_path — is it a pooler? Then set DATABASE_DIRECT_URL to the PostgreSQL behind it (README, "Behind PgBouncer")`,
+  );
+});
 
-test(
-  'through the pooler, a database whose search path does not start with the schema is refused, with the statement that fixes it',
-  async () => {
-    const direct = new URL(directUrl);
-    direct.pathname = `/${runDatabase}`;
-    const error = await refusalOf({
-      databaseUrl: bouncer.url('plain'),
-      databaseDirectUrl: direct.href,
-    });
-    expect(error.code).toBe('database_unusable');
-    expect(error.message).toMatch(
-      new RegExp(
-        `^through the pooler at DATABASE_URL the search_path is '.*', not switchboard first: .*alter database ${runDatabase} set search_path = switchboard`,
-      ),
-    );
-    expect(error.message).not.toContain(decodeURIComponent(direct.password));
-  },
-);
+test('through the pooler, a database whose search path does not start with the schema is refused, with the statement that fixes it', async () => {
+  const direct = new URL(directUrl);
+  direct.pathname = `/${runDatabase}`;
+  const error = await refusalOf({
+    databaseUrl: bouncer.url('plain'),
+    databaseDirectUrl: direct.href,
+  });
+  expect(error.code).toBe('database_unusable');
+  expect(error.message).toMatch(
+    new RegExp(
+      `^through the pooler at DATABASE_URL the search_path is '.*', not switchboard first: .*alter database ${runDatabase} set search_path = switchboard`,
+    ),
+  );
+  expect(error.message).not.toContain(decodeURIComponent(direct.password));
+});
 
-test(
-  'a DATABASE_DIRECT_URL that is not the database behind the pooler is refused: its LISTEN would hear nothing',
-  async () => {
-    const elsewhere = new URL(directUrl);
-    elsewhere.pathname = `/${runDatabase}`;
-    const error = await refusalOf({
-      databaseUrl: bouncer.url('switchboard'),
-      databaseDirectUrl: elsewhere.href,
-    });
-    expect(error.code).toBe('database_unusable');
-    expect(error.message).toMatch(
-      new RegExp(
-        `^DATABASE_DIRECT_URL does not reach the database behind DATABASE_URL \\(database ${runDatabase} of a server started .*, not ${database} of one started`,
-      ),
-    );
-  },
-);
+test('a DATABASE_DIRECT_URL that is not the database behind the pooler is refused: its LISTEN would hear nothing', async () => {
+  const elsewhere = new URL(directUrl);
+  elsewhere.pathname = `/${runDatabase}`;
+  const error = await refusalOf({
+    databaseUrl: bouncer.url('switchboard'),
+    databaseDirectUrl: elsewhere.href,
+  });
+  expect(error.code).toBe('database_unusable');
+  expect(error.message).toMatch(
+    new RegExp(
+      `^DATABASE_DIRECT_URL does not reach the database behind DATABASE_URL \\(database ${runDatabase} of a server started .*, not ${database} of one started`,
+    ),
+  );
+});
 
-test(
-  'DATABASE_DIRECT_URL without DATABASE_URL is a usage error, in one line',
-  async () => {
-    const home = await createCliHome();
-    homes.push(home);
-    const result = await runCli(['up', '--port', '0'], {
-      ...home.env,
-      SWITCHBOARD_DATA_DIR: join(home.dir, 'data'),
-      DATABASE_DIRECT_URL: directUrl,
-    });
-    expect(result.code).toBe(2);
-    expect(result.stderr).toBe(
-      "DATABASE_DIRECT_URL is set without DATABASE_URL: it is the direct address of the PostgreSQL behind DATABASE_URL's pooler — set DATABASE_URL to the pooler, or unset both\n",
-    );
-  },
-);
+test('DATABASE_DIRECT_URL without DATABASE_URL is a usage error, in one line', async () => {
+  const home = await createCliHome();
+  homes.push(home);
+  const result = await runCli(['up', '--port', '0'], {
+    ...home.env,
+    SWITCHBOARD_DATA_DIR: join(home.dir, 'data'),
+    DATABASE_DIRECT_URL: directUrl,
+  });
+  expect(result.code).toBe(2);
+  expect(result.stderr).toBe(
+    "DATABASE_DIRECT_URL is set without DATABASE_URL: it is the direct address of the PostgreSQL behind DATABASE_URL's pooler — set DATABASE_URL to the pooler, or unset both\n",
+  );
+});
 
 interface Delivery {
   id: string;

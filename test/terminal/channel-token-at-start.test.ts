@@ -109,28 +109,25 @@ test('regression: a token refused after a restart was told to the session as "ca
   // The channel backs off up to 30 s between tries while its server restarts.
 }, 90_000);
 
-test(
-  "regression: channel run by hand in a terminal printed nothing and quietly used a human's token",
-  async () => {
-    const tmux = await startInTmux(['channel'], {
-      HOME: process.env.HOME ?? '/tmp',
-      ...runMark(),
-      SWITCHBOARD_URL: server.url,
-      SWITCHBOARD_TOKEN: human,
-    });
-    try {
-      const screen = await tmux.waitFor("it acts as human 'bob'");
-      expect(screen.replace(/\n/g, '')).toContain(
-        'switchboard channel: a stdio MCP server for Claude Code, meant to be started by it',
-      );
-      expect(screen.replace(/\n/g, '')).toContain(
-        `it acts as human 'bob' at ${server.url}, with the token from SWITCHBOARD_TOKEN — a human's: Claude Code should get an agent's token`,
-      );
-      // Ctrl-D closes its input, which ends it, as Claude Code going away does.
-      await tmux.send(['C-d']);
-      await tmux.waitFor('exited 0');
-    } finally {
-      await tmux.close();
-    }
-  },
-);
+test("regression: channel run by hand in a terminal printed nothing and quietly used a human's token", async () => {
+  const tmux = await startInTmux(['channel'], {
+    HOME: process.env.HOME ?? '/tmp',
+    ...runMark(),
+    SWITCHBOARD_URL: server.url,
+    SWITCHBOARD_TOKEN: human,
+  });
+  try {
+    const screen = await tmux.waitFor("it acts as human 'bob'");
+    expect(screen.replace(/\n/g, '')).toContain(
+      'switchboard channel: a stdio MCP server for Claude Code, meant to be started by it',
+    );
+    expect(screen.replace(/\n/g, '')).toContain(
+      `it acts as human 'bob' at ${server.url}, with the token from SWITCHBOARD_TOKEN — a human's: Claude Code should get an agent's token`,
+    );
+    // Ctrl-D closes its input, which ends it, as Claude Code going away does.
+    await tmux.send(['C-d']);
+    await tmux.waitFor('exited 0');
+  } finally {
+    await tmux.close();
+  }
+});
