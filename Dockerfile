@@ -43,7 +43,7 @@ COPY --from=build /app/package.json /app/oclif.manifest.json /app/app.yml ./
 COPY --from=build /app/bin/ bin/
 COPY --from=build /app/dist/ dist/
 COPY --from=build /app/migrations/ migrations/
-COPY --from=build /app/src/web/assets/ src/web/assets/
+COPY --from=build /app/src/surfaces/console/assets/ src/surfaces/console/assets/
 COPY --from=build /app/node_modules/ node_modules/
 RUN ln -s /app/bin/run.js /usr/local/bin/switchboard
 USER 10001:10001

@@ -15,8 +15,8 @@ import {
   type WorkerEvents,
 } from 'graphile-worker';
 import type postgres from 'postgres';
-import { migrate } from '../src/db/migrate.js';
-import { connect } from '../src/db/open-database.js';
+import { migrate } from '../src/platform/db/migrate.js';
+import { connect } from '../src/platform/db/open-database.js';
 import {
   actorFor,
   claimNextTodo,
@@ -24,8 +24,8 @@ import {
   createAgent,
   createHuman,
   systemActor,
-} from '../src/ledger/index.js';
-import { silentLogger } from '../src/logger.js';
+} from '../src/data/index.js';
+import { silentLogger } from '../src/platform/logger.js';
 import type { Benchmark, SummaryRow } from './support/benchmark.js';
 import { countFromEnv } from './support/count-from-env.js';
 import { formatCount, targetCell } from './support/format-summary-table.js';

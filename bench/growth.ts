@@ -17,8 +17,8 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { sign } from '@octokit/webhooks-methods';
 import type postgres from 'postgres';
-import { migrate } from '../src/db/migrate.js';
-import { connect } from '../src/db/open-database.js';
+import { migrate } from '../src/platform/db/migrate.js';
+import { connect } from '../src/platform/db/open-database.js';
 import {
   actorFor,
   claimNextTodo,
@@ -30,8 +30,8 @@ import {
   sweepTodos,
   systemActor,
   type Actor,
-} from '../src/ledger/index.js';
-import { silentLogger } from '../src/logger.js';
+} from '../src/data/index.js';
+import { silentLogger } from '../src/platform/logger.js';
 import type { RunningServer } from '../src/server/start-server.js';
 import type { Benchmark, SummaryRow } from './support/benchmark.js';
 import { countFromEnv } from './support/count-from-env.js';

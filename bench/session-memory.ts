@@ -7,8 +7,8 @@
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type postgres from 'postgres';
-import { connect } from '../src/db/open-database.js';
-import { silentLogger } from '../src/logger.js';
+import { connect } from '../src/platform/db/open-database.js';
+import { silentLogger } from '../src/platform/logger.js';
 import type { Benchmark, SummaryRow } from './support/benchmark.js';
 import { countFromEnv } from './support/count-from-env.js';
 import { formatCount, targetCell } from './support/format-summary-table.js';

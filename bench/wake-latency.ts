@@ -15,9 +15,9 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Logger, makeWorkerUtils, run, runMigrations } from 'graphile-worker';
 import type postgres from 'postgres';
-import { connect } from '../src/db/open-database.js';
-import { DEFAULT_TIMING } from '../src/delivery/create-dispatcher.js';
-import { takeRing } from '../src/delivery/take-ring.js';
+import { connect } from '../src/platform/db/open-database.js';
+import { DEFAULT_TIMING } from '../src/wakes/create-dispatcher.js';
+import { takeRing } from '../src/wakes/take-ring.js';
 import {
   actorFor,
   claimTodo,
@@ -30,12 +30,13 @@ import {
   wakeChannel,
   type Actor,
   type Wake,
-} from '../src/ledger/index.js';
-import { silentLogger } from '../src/logger.js';
+} from '../src/data/index.js';
+import { silentLogger } from '../src/platform/logger.js';
 import { providerFor } from '../src/providers/by-kind/provider-for.js';
 import { parseRules } from '../src/providers/rule-schema.js';
-import { createSecretBox } from '../src/secrets/secret-box.js';
-import { addSource, saveSourceRules } from '../src/sources/source-store.js';
+import { createSecretBox } from '../src/platform/secrets/secret-box.js';
+import { addSource, saveSourceRules } from '../src/data/sources/source-store.js';
+import { defaultSourceRules } from '../src/providers/by-kind/source-rules.js';
 import type { Benchmark, SummaryRow } from './support/benchmark.js';
 import { countFromEnv } from './support/count-from-env.js';
 import { targetCell } from './support/format-summary-table.js';
@@ -195,6 +196,7 @@ export async function runWakeLatencyBenchmark(
       kind: 'gitea',
       owner: 'bench-human',
       queues: [SOURCE_QUEUE],
+      defaultRules: defaultSourceRules('gitea'),
     });
     const giteaRules = providerFor('gitea').rules;
     await saveSourceRules(

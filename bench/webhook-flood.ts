@@ -5,8 +5,8 @@
 //
 //   npm run bench:flood            (BENCH_FLOOD_BODIES=10, BENCH_FLOOD_MB=24, BENCH_DATABASE_URL=… optional)
 import { randomBytes, randomUUID } from 'node:crypto';
-import { connect } from '../src/db/open-database.js';
-import { silentLogger } from '../src/logger.js';
+import { connect } from '../src/platform/db/open-database.js';
+import { silentLogger } from '../src/platform/logger.js';
 import type { Benchmark, SummaryRow } from './support/benchmark.js';
 import { countFromEnv } from './support/count-from-env.js';
 import { describeLoad, machineLoad } from './support/machine-load.js';

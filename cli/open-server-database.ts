@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import type { ServerConfig } from '../src/config/server-config.js';
-import type { Database } from '../src/db/open-database.js';
+import type { ServerConfig } from '../src/platform/config/server-config.js';
+import type { Database } from '../src/platform/db/open-database.js';
 import { CommandError, EXIT } from './command-error.js';
 
 /**
@@ -16,9 +16,9 @@ export async function openServerDatabase(
   { existing }: { existing: boolean },
 ): Promise<{ config: ServerConfig; db: Database }> {
   const [{ loadServerConfig }, { createPinoLogger }, { openDatabase }] = await Promise.all([
-    import('../src/config/server-config.js'),
-    import('../src/logger.js'),
-    import('../src/db/open-database.js'),
+    import('../src/platform/config/server-config.js'),
+    import('../src/platform/logger.js'),
+    import('../src/platform/db/open-database.js'),
   ]);
   let config: ServerConfig;
   try {

@@ -129,7 +129,7 @@ function variablesRead(): Set<string> {
     ])
       for (const [, name] of source.matchAll(pattern)) names.add(name!);
   }
-  const config = read(join(ROOT, 'src', 'config', 'server-config.ts'));
+  const config = read(join(ROOT, 'src', 'platform', 'config', 'server-config.ts'));
   for (const [, name] of config.matchAll(/^\s+([A-Z][A-Z0-9_]+): z\b/gm)) names.add(name!);
   // @octokit/auth-app's getPrivateKey reads these two from the env it is handed.
   if (config.includes('getPrivateKey(')) {

@@ -3,8 +3,8 @@
 // its CPU. Started by spawnBareProcess with BARE_KIND (`mcp` or `probot`), BARE_DATABASE_URL,
 // BARE_SCHEMA (its tables already made) and, for Probot, BARE_SECRET. Says `{"url"}` on stdout
 // once listening; SIGTERM closes it.
-import { connect } from '../../src/db/open-database.js';
-import { silentLogger } from '../../src/logger.js';
+import { connect } from '../../src/platform/db/open-database.js';
+import { silentLogger } from '../../src/platform/logger.js';
 import { startBareMcpServer } from './bare-mcp-server.js';
 import { startBareProbotApp } from './bare-probot-app.js';
 

@@ -1,8 +1,8 @@
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startEmbeddedPostgres } from '../../src/db/start-embedded-postgres.js';
-import { silentLogger } from '../../src/logger.js';
+import { startEmbeddedPostgres } from '../../src/platform/db/start-embedded-postgres.js';
+import { silentLogger } from '../../src/platform/logger.js';
 
 export interface BenchDatabase {
   url: string;

@@ -11,8 +11,8 @@
 // leak the benchmark reports.
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { readCredentialsFile } from '../../src/config/credentials-file.js';
-import { createPinoLogger, silentLogger } from '../../src/logger.js';
+import { readCredentialsFile } from '../../src/platform/config/credentials-file.js';
+import { createPinoLogger, silentLogger } from '../../src/platform/logger.js';
 import { startBenchServer } from './start-bench-server.js';
 
 function required(name: string): string {

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { silentLogger, type Logger } from '../../src/logger.js';
+import { silentLogger, type Logger } from '../../src/platform/logger.js';
 import {
   startServer,
   type RunningServer,

@@ -32,9 +32,9 @@ The sealed secrets (sources', the GitHub App's, Slack's) stay sealed: they open 
     const { args, flags } = await this.parse(Backup);
     const [{ assertNewBackupFile, writeBackup }, { BackupError }, { findSecretKey, secretKeyId }] =
       await Promise.all([
-        import('../../src/db/write-backup.js'),
-        import('../../src/db/backup-file.js'),
-        import('../../src/secrets/load-secret-key.js'),
+        import('../../src/platform/db/write-backup.js'),
+        import('../../src/platform/db/backup-file.js'),
+        import('../../src/platform/secrets/load-secret-key.js'),
       ]);
     try {
       assertNewBackupFile(args.file);

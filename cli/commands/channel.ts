@@ -1,4 +1,4 @@
-import { defaultCredentialsFile } from '../../src/config/paths.js';
+import { defaultCredentialsFile } from '../../src/platform/config/paths.js';
 import { CommandError, EXIT } from '../command-error.js';
 import { SwitchboardCommand } from '../switchboard-command.js';
 
@@ -33,7 +33,7 @@ export default class Channel extends SwitchboardCommand {
     const [{ runChannel }, { identifyToken }, { VERSION }] = await Promise.all([
       import('../../src/channel/run-channel.js'),
       import('../../src/channel/identify-token.js'),
-      import('../../src/package-root.js'),
+      import('../../src/platform/package-root.js'),
     ]);
     const log = (message: string) => process.stderr.write(`switchboard channel: ${message}\n`);
     // The credentials resolve the same way: the environment's token wins over the file's.

@@ -1,5 +1,5 @@
 import * as Flags from '@oclif/core/flags';
-import { defaultCredentialsFile } from '../../src/config/paths.js';
+import { defaultCredentialsFile } from '../../src/platform/config/paths.js';
 import { createApiClient } from '../../src/client/api-client.js';
 import { ApiError } from '../../src/client/client-errors.js';
 import {
@@ -14,7 +14,7 @@ import {
   serverKey,
   updateCredentialsFile,
   type CredentialsFile,
-} from '../../src/config/credentials-file.js';
+} from '../../src/platform/config/credentials-file.js';
 import { CommandError, EXIT } from '../command-error.js';
 import { formatPrincipal } from '../format-todos.js';
 import { canOpenBrowser, openInBrowser } from '../open-in-browser.js';

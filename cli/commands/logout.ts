@@ -1,12 +1,12 @@
 import * as Flags from '@oclif/core/flags';
-import { defaultCredentialsFile } from '../../src/config/paths.js';
+import { defaultCredentialsFile } from '../../src/platform/config/paths.js';
 import { discoverSignIn, revokeSignIn, SignInError } from '../../src/client/oauth-sign-in.js';
 import {
   CredentialsFileError,
   readCredentialsFile,
   serverKey,
   updateCredentialsFile,
-} from '../../src/config/credentials-file.js';
+} from '../../src/platform/config/credentials-file.js';
 import { CommandError, EXIT } from '../command-error.js';
 import { SwitchboardCommand } from '../switchboard-command.js';
 

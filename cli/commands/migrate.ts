@@ -17,10 +17,10 @@ export default class Migrate extends SwitchboardCommand {
     await this.parse(Migrate);
     const [{ loadServerConfig }, { createPinoLogger }, { openDatabase }, { migrate }] =
       await Promise.all([
-        import('../../src/config/server-config.js'),
-        import('../../src/logger.js'),
-        import('../../src/db/open-database.js'),
-        import('../../src/db/migrate.js'),
+        import('../../src/platform/config/server-config.js'),
+        import('../../src/platform/logger.js'),
+        import('../../src/platform/db/open-database.js'),
+        import('../../src/platform/db/migrate.js'),
       ]);
     let config: ReturnType<typeof loadServerConfig>;
     try {

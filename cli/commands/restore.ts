@@ -35,9 +35,9 @@ The sealed secrets open with the key of the server backed up: set SWITCHBOARD_SE
     const { args, flags } = await this.parse(Restore);
     const [{ openBackupFile, BackupError }, { assertRestorable, restoreBackup }, secrets] =
       await Promise.all([
-        import('../../src/db/backup-file.js'),
-        import('../../src/db/restore-backup.js'),
-        import('../../src/secrets/load-secret-key.js'),
+        import('../../src/platform/db/backup-file.js'),
+        import('../../src/platform/db/restore-backup.js'),
+        import('../../src/platform/secrets/load-secret-key.js'),
       ]);
     const refused = (error: unknown) =>
       error instanceof BackupError

@@ -32,8 +32,8 @@ SIGINT, SIGTERM or SIGHUP (the terminal hung up) stops it gracefully: no new req
     const { flags } = await this.parse(Up);
     // The server's modules (express, Probot, postgres) load only for this command.
     const [{ loadServerConfig }, { createPinoLogger }, { startServer }] = await Promise.all([
-      import('../../src/config/server-config.js'),
-      import('../../src/logger.js'),
+      import('../../src/platform/config/server-config.js'),
+      import('../../src/platform/logger.js'),
       import('../../src/server/start-server.js'),
     ]);
     let config: ReturnType<typeof loadServerConfig>;
@@ -120,7 +120,7 @@ SIGINT, SIGTERM or SIGHUP (the terminal hung up) stops it gracefully: no new req
         ? `switchboard is listening on ${server.url} — Ctrl-C stops it`
         : `switchboard is listening on ${server.boundUrl} (every network interface; this machine: ${server.url}) — Ctrl-C stops it`,
     );
-    const { consoleLinkForCli } = await import('../../src/web/console-link-for-cli.js');
+    const { consoleLinkForCli } = await import('../../src/server/console-link-for-cli.js');
     const link = await consoleLinkForCli(server).catch(() => undefined);
     if (link) this.log(`web console (this link signs you in once, within 5 minutes): ${link}`);
     const signal = await stopped;

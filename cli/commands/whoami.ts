@@ -1,5 +1,5 @@
-import { readCredentialsFile } from '../../src/config/credentials-file.js';
-import { defaultCredentialsFile } from '../../src/config/paths.js';
+import { readCredentialsFile } from '../../src/platform/config/credentials-file.js';
+import { defaultCredentialsFile } from '../../src/platform/config/paths.js';
 import { SwitchboardCommand } from '../switchboard-command.js';
 import { formatPrincipal } from '../format-todos.js';
 

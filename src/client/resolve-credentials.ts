@@ -3,8 +3,8 @@ import {
   CredentialsFileError,
   parseCredentialsFile,
   serverKey,
-} from '../config/credentials-file.js';
-import { defaultCredentialsFile } from '../config/paths.js';
+} from '../platform/config/credentials-file.js';
+import { defaultCredentialsFile } from '../platform/config/paths.js';
 import type { Credentials } from './api-client.js';
 import { CredentialsError } from './client-errors.js';
 

@@ -78,7 +78,7 @@ const scanners = (presetRules as unknown as PresetRule[])
  * Node 22, and switchboard runs on Node 20: these follow them.
  */
 const OWN_RULES: [rule: string, pattern: RegExp][] = [
-  // switchboard's own tokens (src/ledger/tokens.ts).
+  // switchboard's own tokens (src/data/principals/tokens.ts).
   ['switchboard', /(?<![A-Za-z0-9_-])sbk_[A-Za-z0-9_-]{43}(?![A-Za-z0-9_-])/g],
   // A signed JSON Web Token: a header and claims that are JSON objects (`eyJ` is `{"`), and a
   // signature.

@@ -1,6 +1,6 @@
 /**
  * The MCP tools of DESIGN §5.4 as clients see them: names, descriptions, input schemas and
- * hints. /mcp (src/mcp/todo-tools.ts) binds them to the ledger; the channel lists the same ones
+ * hints. /mcp (src/surfaces/mcp/todo-tools.ts) binds them to the ledger; the channel lists the same ones
  * and forwards calls to /mcp, so that a Claude Code session started while the server is down
  * still has its tools. Imports nothing of the server.
  */

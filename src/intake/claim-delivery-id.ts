@@ -1,6 +1,6 @@
 import type postgres from 'postgres';
 import type { Delivery } from '../contract/deliveries.js';
-import { todoColumns, type PreparedTodo, type Todo } from '../ledger/index.js';
+import { todoColumns, type PreparedTodo, type Todo } from '../data/index.js';
 import { writeBacksInsert, type QueuedWriteBack } from '../outbox/enqueue-write-back.js';
 import type { Disposition } from '../providers/decide-delivery.js';
 

@@ -4,8 +4,9 @@ import type { DeliveryExplanation } from '../contract/deliveries.js';
 import { providerOfKind } from '../providers/by-kind/provider-for.js';
 import { decideDelivery } from '../providers/decide-delivery.js';
 import type { Facts, ProviderClients } from '../providers/provider.js';
-import { getSource } from '../sources/source-store.js';
-import type { DeliveryRecord } from './read-deliveries.js';
+import { getSource } from '../data/sources/source-store.js';
+import { sourceRules } from '../providers/by-kind/source-rules.js';
+import type { DeliveryRecord } from '../data/deliveries/read-deliveries.js';
 
 export type Explanation = DeliveryExplanation<DeliveryRecord>;
 
@@ -93,7 +94,7 @@ async function explain(
         },
       };
     }
-    rules = found.rules;
+    rules = sourceRules({ ...found.source, rules: found.rules });
     owner = found.source.owner;
     said = { from: 'source', note: `source ${delivery.source}'s rules, as saved now` };
   }

@@ -1,12 +1,12 @@
 import { createHash } from 'node:crypto';
 import type { Request, RequestHandler, Response } from 'express';
 import type postgres from 'postgres';
-import { isDatabaseUnavailable } from '../db/is-database-unavailable.js';
-import { sendError } from '../http/http-error.js';
-import { isUtf8Json } from '../http/is-utf8-json.js';
-import type { Metrics } from '../http/metrics.js';
-import type { Todo } from '../ledger/index.js';
-import type { Logger } from '../logger.js';
+import { isDatabaseUnavailable } from '../platform/db/is-database-unavailable.js';
+import { sendError } from '../kit/http/http-error.js';
+import { isUtf8Json } from '../kit/http/is-utf8-json.js';
+import type { Metrics } from '../kit/http/metrics.js';
+import type { Todo } from '../data/index.js';
+import type { Logger } from '../platform/logger.js';
 import { providerFor } from '../providers/by-kind/provider-for.js';
 import { decideDelivery, type Decision } from '../providers/decide-delivery.js';
 import {
@@ -15,10 +15,11 @@ import {
   type Provider,
   type ProviderClients,
 } from '../providers/provider.js';
-import { TimeoutError, withTimeout } from '../providers/with-timeout.js';
-import type { SecretBox } from '../secrets/secret-box.js';
-import { openSource } from '../sources/source-store.js';
-import { readWebhookBody } from './read-webhook-body.js';
+import { TimeoutError, withTimeout } from '../platform/with-timeout.js';
+import type { SecretBox } from '../platform/secrets/secret-box.js';
+import { openSource } from '../data/sources/source-store.js';
+import { sourceRules } from '../providers/by-kind/source-rules.js';
+import { readWebhookBody } from '../kit/http/read-webhook-body.js';
 import { recordDelivery, type RecordedDelivery } from './record-delivery.js';
 
 export interface IntakeTuning {
@@ -54,7 +55,7 @@ export interface IntakeOptions {
    * without being kept.
    */
   box: SecretBox | null;
-  /** Announces new todos' wakes after their commit (src/delivery/wake-notifier.ts). */
+  /** Announces new todos' wakes after their commit (src/wakes/wake-notifier.ts). */
   announce?: ((todos: Todo[]) => void) | undefined;
   /** Write-backs were queued: the outbox looks now rather than at its next poll. */
   kick?: (() => void) | undefined;
@@ -153,7 +154,7 @@ export function createIntake(options: IntakeOptions): Intake {
       provider: providerFor(opened.kind),
       secrets: opened.secrets,
       owner: opened.owner,
-      rules: opened.rules,
+      rules: sourceRules(opened),
       tuning: options.tuning.sources,
     };
   };

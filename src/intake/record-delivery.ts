@@ -10,11 +10,11 @@ import {
   type PreparedTodo,
   type Seal,
   type Todo,
-} from '../ledger/index.js';
+} from '../data/index.js';
 import { enqueueWriteBack } from '../outbox/enqueue-write-back.js';
 import type { Decision, Disposition } from '../providers/decide-delivery.js';
 import type { Facts, Provider } from '../providers/provider.js';
-import { TimeoutError } from '../providers/with-timeout.js';
+import { TimeoutError } from '../platform/with-timeout.js';
 import { withholdInJson } from '../contract/withhold-secrets.js';
 import { claimDeliveryId, type ArrivingTodo } from './claim-delivery-id.js';
 
@@ -33,7 +33,7 @@ export interface RecordOptions {
   deadline: number;
   /** The same signed body under another delivery id within this is a replay (0: off). */
   replayWindowMs: number;
-  /** Announces a new todo's wake once the delivery has committed (src/delivery/wake-notifier.ts). */
+  /** Announces a new todo's wake once the delivery has committed (src/wakes/wake-notifier.ts). */
   announce?: ((todos: Todo[]) => void) | undefined;
   /**
    * Seals the credentials withheld from the todo's text (and a verdict's note); without it they

@@ -1,5 +1,5 @@
 import type postgres from 'postgres';
-import type { ProviderKind } from '../providers/provider.js';
+import type { ProviderKind } from '../contract/todo.js';
 
 /** A row of the outbox being attempted: a provider's write-back, or a Slack message. */
 export type OutboxRow = ProviderWriteBackRow | SlackMessageRow;
@@ -18,7 +18,7 @@ export interface ProviderWriteBackRow extends QueuedRow {
   write_back: 'comment' | 'reaction';
 }
 
-/** An approval's message posted (`message`), or brought up to date once it ended (src/slack). */
+/** An approval's message posted (`message`), or brought up to date once it ended (src/integrations/slack). */
 export interface SlackMessageRow extends QueuedRow {
   kind: 'slack';
   write_back: 'message' | 'message_update';

@@ -1,14 +1,21 @@
 import type postgres from 'postgres';
-import type { Logger } from '../logger.js';
-import { providerOfKind } from '../providers/by-kind/provider-for.js';
-import { FinalSendError, RetryLaterError } from '../providers/final-send-error.js';
-import type { ProviderClients, SourceApi } from '../providers/provider.js';
-import { withTimeout } from '../providers/with-timeout.js';
-import type { SecretBox } from '../secrets/secret-box.js';
-import { openSource } from '../sources/source-store.js';
-import { claimDueWriteBack, type OutboxRow, type SlackMessageRow } from './claim-due-write-back.js';
+import type { Logger } from '../platform/logger.js';
+import { withTimeout } from '../platform/with-timeout.js';
+import { FinalSendError, RetryLaterError } from './final-send-error.js';
+import { claimDueWriteBack, type OutboxRow } from './claim-due-write-back.js';
 import { drainOutbox, type OutboxDrainer } from './drain-outbox.js';
 import { markOutboxFailed, markOutboxSent, type RetryPolicy } from './outbox-attempts.js';
+
+/** Sends one row; throws FinalSendError when retrying cannot help, RetryLaterError to wait. */
+export type OutboxSend<Row extends OutboxRow = OutboxRow> = (
+  row: Row,
+  signal: AbortSignal,
+) => Promise<void>;
+
+/** Who sends each kind of row: a provider's write-backs, Slack's messages. */
+export type OutboxSenders = {
+  [Kind in OutboxRow['kind']]?: OutboxSend<Extract<OutboxRow, { kind: Kind }>>;
+};
 
 export interface WriteBackTuning extends RetryPolicy {
   /** How often the outbox is looked at when nothing asked for an earlier look. */
@@ -30,33 +37,20 @@ export const DEFAULT_WRITE_BACK_TUNING: WriteBackTuning = {
 };
 
 /**
- * Sends what the outbox holds, one write-back at a time (GitHub asks integrations to send
- * content-creating requests serially), each through its provider's `writeBack.send`: the App's
- * through its installation's Octokit, a source's through src/outbound with the token the
- * registry opens for it. A failed attempt is retried with backoff; an answer retrying cannot
- * change (the issue is gone, the token refused, the source removed) gives up at once and keeps
- * the reason.
+ * Sends what the outbox holds, one row at a time (GitHub asks integrations to send
+ * content-creating requests serially), each through the sender of its kind. A failed attempt is
+ * retried with backoff; an answer retrying cannot change (the issue is gone, the token refused,
+ * the source removed) gives up at once and keeps the reason.
  */
 export function createOutboxSender(options: {
   sql: postgres.Sql;
   log: Logger;
-  clients: ProviderClients;
-  /** Opens the sources' tokens; null: no server key, so sources' write-backs wait. */
-  box: SecretBox | null;
   tuning: WriteBackTuning;
-  /** Sends Slack's rows (src/slack/send-slack-message.ts); without it they are given up. */
-  slack?: ((row: SlackMessageRow, signal: AbortSignal) => Promise<void>) | undefined;
+  senders: OutboxSenders;
+  /** Which rows this process can send now, asked at each claim (the App's credentials may come later). */
+  sendable: () => { github: boolean; sources: boolean };
 }): OutboxDrainer {
-  const { sql, log, clients, box, tuning, slack } = options;
-
-  /** A source's API and token, as the registry has them now. */
-  async function apiOf(name: string): Promise<SourceApi> {
-    const source = await openSource(sql, box!, name);
-    if (!source) throw new FinalSendError(`source ${name} was removed`);
-    if (!source.apiToken || !source.api_url)
-      throw new FinalSendError(`source ${name} has no API token any more`);
-    return { url: source.api_url, token: source.apiToken };
-  }
+  const { sql, log, tuning, senders } = options;
 
   async function attempt(row: OutboxRow): Promise<void> {
     const fields = {
@@ -73,15 +67,9 @@ export function createOutboxSender(options: {
     // (fetch refuses an aborted signal), so nothing is sent late.
     const signal = AbortSignal.timeout(tuning.requestTimeoutMs);
     const send = async () => {
-      if (row.kind === 'slack') {
-        if (!slack) throw new FinalSendError('Slack is not set up on this server');
-        return slack(row, signal);
-      }
-      const writeBack = providerOfKind(row.kind)?.writeBack;
-      if (!writeBack) throw new FinalSendError(`${row.kind} takes no write-backs`);
-      const api = row.source === 'github' ? null : await apiOf(row.source);
-      const { write_back, target, body } = row;
-      await writeBack.send({ write_back, target, body, signal }, clients, api);
+      const sender = senders[row.kind] as OutboxSend | undefined;
+      if (!sender) throw new FinalSendError(`${row.kind} is not set up on this server`);
+      await sender(row, signal);
     };
     try {
       await withTimeout(send(), tuning.requestTimeoutMs);
@@ -102,11 +90,7 @@ export function createOutboxSender(options: {
 
   return drainOutbox({
     // Asked at each claim: the App's credentials may arrive while the server runs.
-    claim: () =>
-      claimDueWriteBack(sql, tuning.leaseMs, {
-        github: clients.github !== null,
-        sources: box !== null,
-      }),
+    claim: () => claimDueWriteBack(sql, tuning.leaseMs, options.sendable()),
     attempt,
     pollIntervalMs: tuning.pollIntervalMs,
     log,

@@ -1,5 +1,5 @@
-import { backgroundLoop, type BackgroundLoop } from '../background-loop.js';
-import type { Logger } from '../logger.js';
+import { backgroundLoop, type BackgroundLoop } from '../platform/background-loop.js';
+import type { Logger } from '../platform/logger.js';
 
 /** start, kick (look at the outbox now: a delivery just queued something) and stop. */
 export type OutboxDrainer = BackgroundLoop;

@@ -1,4 +1,4 @@
-import type { NewTodo } from '../ledger/index.js';
+import type { NewTodo } from '../data/index.js';
 import type { Facts, Provider, VerdictCommand, WriteBack } from './provider.js';
 
 /** What became of a delivery, as its record says. */

@@ -1,5 +1,5 @@
-import { isOutboundRefused, type Outbound } from '../outbound/create-outbound.js';
-import { FinalSendError } from './final-send-error.js';
+import { isOutboundRefused, type Outbound } from '../platform/egress/create-egress.js';
+import { FinalSendError } from '../outbox/final-send-error.js';
 import type { SourceApi } from './provider.js';
 
 /**

@@ -3,9 +3,9 @@ import type postgres from 'postgres';
 import type { Probot } from 'probot';
 import type { ReconcileReport } from '../contract/deliveries.js';
 import type { ProviderKind } from '../contract/todo.js';
-import type { SecretOptions, Todo } from '../ledger/index.js';
-import type { Logger } from '../logger.js';
-import type { Outbound } from '../outbound/create-outbound.js';
+import type { SecretOptions, Todo } from '../data/index.js';
+import type { Logger } from '../platform/logger.js';
+import type { Outbound } from '../platform/egress/create-egress.js';
 import type { RuleSet } from './rule-schema.js';
 
 export type { ProviderKind } from '../contract/todo.js';
@@ -132,7 +132,7 @@ export interface WriteBackRequest {
 
 /** What providers reach the outside through, made once by the server. */
 export interface ProviderClients {
-  /** Requests to URLs a user gave (a source's API): src/outbound. */
+  /** Requests to URLs a user gave (a source's API): src/platform/egress. */
   outbound: Outbound;
   /** The GitHub App's client (installation tokens, Octokit); null without App credentials. */
   github: Probot | null;

@@ -1,4 +1,4 @@
-import type { Todo } from '../ledger/index.js';
+import type { Todo } from '../data/index.js';
 import type { Destination, Draft, Facts, ProviderKind } from './provider.js';
 
 /** What a todo from a source keeps in `meta.source`: where it came from and where replies go. */

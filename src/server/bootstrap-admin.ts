@@ -1,8 +1,8 @@
 import { userInfo } from 'node:os';
 import type postgres from 'postgres';
-import { serverKey, updateCredentialsFile } from '../config/credentials-file.js';
-import { authenticateToken, createHuman, issueToken, systemActor } from '../ledger/index.js';
-import type { Logger } from '../logger.js';
+import { serverKey, updateCredentialsFile } from '../platform/config/credentials-file.js';
+import { authenticateToken, createHuman, issueToken, systemActor } from '../data/index.js';
+import type { Logger } from '../platform/logger.js';
 import { mintAdminToken } from './mint-admin-token.js';
 
 export interface BootstrapOptions {

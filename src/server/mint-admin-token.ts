@@ -1,5 +1,5 @@
-import type { Db } from '../db/open-database.js';
-import { issueToken, listPrincipals, systemActor, type Principal } from '../ledger/index.js';
+import type { Db } from '../platform/db/open-database.js';
+import { issueToken, listPrincipals, systemActor, type Principal } from '../data/index.js';
 
 /**
  * A new token for the first admin human (the one the first start created, unless revoked), or

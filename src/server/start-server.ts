@@ -4,73 +4,74 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { AddressInfo } from 'node:net';
 import type postgres from 'postgres';
 import type { ProbotOctokit } from 'probot';
-import { DEFAULT_RETENTION_DAYS, type ServerConfig } from '../config/server-config.js';
-import { migrate } from '../db/migrate.js';
-import { openDatabase } from '../db/open-database.js';
+import { DEFAULT_RETENTION_DAYS, type ServerConfig } from '../platform/config/server-config.js';
+import { migrate } from '../platform/db/migrate.js';
+import { openDatabase } from '../platform/db/open-database.js';
 import {
   createDispatcher,
   DEFAULT_TIMING,
   type Dispatcher,
   type DispatcherTiming,
-} from '../delivery/create-dispatcher.js';
-import { createWakeHub, type WakeHub } from '../delivery/wake-hub.js';
-import { createWakeNotifier, type WakeNotifier } from '../delivery/wake-notifier.js';
-import { createHttpApp } from '../http/create-http-app.js';
-import { createLimits, type Limits } from '../http/create-limits.js';
-import { eventStreamRoutes, type EventStreams } from '../http/event-stream-routes.js';
-import { deliveriesRoutes } from '../intake/deliveries-routes.js';
+} from '../wakes/create-dispatcher.js';
+import { createWakeHub, type WakeHub } from '../wakes/wake-hub.js';
+import { createWakeNotifier, type WakeNotifier } from '../wakes/wake-notifier.js';
+import { createHttpApp } from './create-http-app.js';
+import { createLimits, type Limits } from '../kit/http/create-limits.js';
+import { eventStreamRoutes, type EventStreams } from '../surfaces/api/event-stream-routes.js';
+import { deliveriesRoutes } from '../surfaces/api/deliveries-routes.js';
 import {
   createIntake,
   DEFAULT_INTAKE_TUNING,
   type IntakeTuning,
 } from '../intake/receive-delivery.js';
-import { createMcpEndpoint, type McpEndpoint } from '../mcp/mcp-endpoint.js';
-import { createOAuth, type OAuth } from '../oauth/create-oauth.js';
-import { createMetrics } from '../http/metrics.js';
-import { createPublicAddress } from '../http/public-address.js';
-import { createTokenCache, type TokenCache } from '../http/token-cache.js';
-import { createRevocationWatch, type RevocationWatch } from '../http/revocation-watch.js';
-import { sweepTodos } from '../ledger/index.js';
-import type { Logger } from '../logger.js';
+import { createMcpEndpoint, type McpEndpoint } from '../surfaces/mcp/mcp-endpoint.js';
+import { createOAuth, type OAuth } from '../surfaces/oauth/create-oauth.js';
+import { createMetrics } from '../kit/http/metrics.js';
+import { createPublicAddress } from '../kit/http/public-address.js';
+import { createTokenCache, type TokenCache } from '../kit/http/token-cache.js';
+import { createRevocationWatch, type RevocationWatch } from '../kit/http/revocation-watch.js';
+import { sweepTodos } from '../data/index.js';
+import type { Logger } from '../platform/logger.js';
 import {
   createOutboxSender,
   DEFAULT_WRITE_BACK_TUNING,
   type WriteBackTuning,
 } from '../outbox/create-outbox-sender.js';
 import type { OutboxDrainer } from '../outbox/drain-outbox.js';
-import { writeBackHooks } from '../outbox/write-back-hooks.js';
+import { writeBackHooks } from '../providers/by-kind/write-back-hooks.js';
+import { writeBackSenders } from './write-back-senders.js';
 import { providerFor } from '../providers/by-kind/provider-for.js';
 import {
   createGitHubCredentials,
   type GitHubCredentials,
-} from '../providers/github/github-app-credentials.js';
+} from '../integrations/github-app/github-app-credentials.js';
 import {
   forwardWebhookProxy,
   type WebhookProxy,
-} from '../providers/github/forward-webhook-proxy.js';
-import { GITHUB_DOT_COM } from '../config/github-host.js';
+} from '../integrations/github-app/forward-webhook-proxy.js';
+import { GITHUB_DOT_COM } from '../platform/config/github-host.js';
 import type {
   DeliveryReconciler,
   ProviderClients,
   ReconcileTuning,
 } from '../providers/provider.js';
-import { VERSION } from '../package-root.js';
-import { createChangeFeed, type ChangeFeed } from '../delivery/change-feed.js';
-import { createWebConsole, type WebConsole } from '../web/create-web-console.js';
-import { githubSetupRoutes } from '../web/github-setup-routes.js';
-import type { PushTuning } from '../delivery/push-sender.js';
-import { loadSecretKey } from '../secrets/load-secret-key.js';
-import { createSecretBox } from '../secrets/secret-box.js';
-import { sourceRoutes } from '../sources/source-routes.js';
-import { createPruner, type Pruner } from '../retention/create-pruner.js';
+import { VERSION } from '../platform/package-root.js';
+import { createChangeFeed, type ChangeFeed } from '../wakes/change-feed.js';
+import { createWebConsole, type WebConsole } from '../surfaces/console/create-web-console.js';
+import { githubSetupRoutes } from '../integrations/github-app/github-setup-routes.js';
+import type { PushTuning } from '../integrations/web-push/push-sender.js';
+import { loadSecretKey } from '../platform/secrets/load-secret-key.js';
+import { createSecretBox } from '../platform/secrets/secret-box.js';
+import { sourceRoutes } from '../surfaces/api/source-routes.js';
+import { createPruner, type Pruner } from '../jobs/create-pruner.js';
 import { createTodoService } from '../todos/create-todo-service.js';
 import {
   createOutbound,
   type Outbound,
   type OutboundOptions,
-} from '../outbound/create-outbound.js';
-import { createSlack, type Slack, type SlackTuning } from '../slack/create-slack.js';
-import { backgroundLoop, type BackgroundLoop } from '../background-loop.js';
+} from '../platform/egress/create-egress.js';
+import { createSlack, type Slack, type SlackTuning } from '../integrations/slack/create-slack.js';
+import { backgroundLoop, type BackgroundLoop } from '../platform/background-loop.js';
 import { assertPortFree } from './assert-port-free.js';
 import { bootstrapAdmin } from './bootstrap-admin.js';
 import { httpServerOptions, type HttpTimeouts } from './http-timeouts.js';
@@ -267,14 +268,16 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     outbox = createOutboxSender({
       sql: db.sql,
       log,
-      clients,
-      box,
       tuning: {
         ...DEFAULT_WRITE_BACK_TUNING,
         ...sourcesWriteBack,
         ...githubWriteBack,
       },
-      slack: slack.sendMessage ?? undefined,
+      senders: {
+        ...writeBackSenders({ sql: db.sql, clients, box }),
+        ...(slack.sendMessage && { slack: slack.sendMessage }),
+      },
+      sendable: () => ({ github: clients.github !== null, sources: box !== null }),
     });
     const intakeTuning = {
       github: { ...DEFAULT_INTAKE_TUNING, ...githubIntake },

@@ -21,12 +21,12 @@ import {
   type ShownSecret,
   type Todo,
   type TodoSource,
-} from '../ledger/index.js';
+} from '../data/index.js';
 
 /** What other parts of the server do when a todo changes, inside the same transaction. */
 export interface TodoHooks {
   /**
-   * Announces the wakes of new todos after their commit (src/delivery/wake-notifier.ts); with
+   * Announces the wakes of new todos after their commit (src/wakes/wake-notifier.ts); with
    * it, creates do not NOTIFY inside their own commit. Without it, the database's trigger does.
    */
   announce?: (todos: Todo[]) => void;
@@ -74,7 +74,7 @@ export interface TodoService {
   /** How credentials withheld from a todo's text are kept, for the ledger calls made directly. */
   secrets: SecretOptions;
   /**
-   * Deactivates a human (src/ledger/deactivate-human.ts); the approvals that went to their backup
+   * Deactivates a human (src/data/principals/deactivate-human.ts); the approvals that went to their backup
    * are announced to the backup after the commit, as new ones are.
    */
   deactivateHuman(actor: Actor, name: string): Promise<Deactivation>;

@@ -727,7 +727,7 @@ describe('raw bytes on /mcp: a 4xx JSON-RPC error, no stack, the session goes on
   });
 
   // The Streamable HTTP rules for a POST, as the SDK's transport answers them
-  // (src/mcp/json-response-transport.ts keeps them refusal for refusal).
+  // (src/surfaces/mcp/json-response-transport.ts keeps them refusal for refusal).
   test.each([
     ['no Accept', undefined],
     ['an Accept of JSON alone', 'application/json'],

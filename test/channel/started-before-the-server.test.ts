@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { freePort } from '../../src/db/start-embedded-postgres.js';
+import { freePort } from '../../src/platform/db/start-embedded-postgres.js';
 import { startClaudeCode, type ClaudeCode } from '../support/claude-code-client.js';
 import { connectMcp, type TestMcpClient } from '../support/mcp-client.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';

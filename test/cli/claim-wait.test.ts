@@ -6,7 +6,7 @@ import { claimNextWaiting } from '../../src/client/claim-next-waiting.js';
 import { ApiError } from '../../src/client/client-errors.js';
 import { followEventStream } from '../../src/client/follow-event-stream.js';
 import { openWakeStream } from '../../src/client/open-wake-stream.js';
-import { freePort } from '../../src/db/start-embedded-postgres.js';
+import { freePort } from '../../src/platform/db/start-embedded-postgres.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { createCliHome, parseJson, startCli, type CliHome } from './support/run-cli.js';
 

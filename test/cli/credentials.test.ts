@@ -1,7 +1,7 @@
 import { chmod, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { freePort } from '../../src/db/start-embedded-postgres.js';
+import { freePort } from '../../src/platform/db/start-embedded-postgres.js';
 import { startServerProcess, type ServerProcess } from '../support/server-process.js';
 import { createCliHome, parseJson, runCli, type CliHome } from './support/run-cli.js';
 

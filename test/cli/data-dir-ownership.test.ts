@@ -3,7 +3,7 @@ import { chmod, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, expect, test } from 'vitest';
-import { isAlive } from '../../src/db/start-embedded-postgres.js';
+import { isAlive } from '../../src/platform/db/start-embedded-postgres.js';
 import { startServerProcess, type ServerProcess } from '../support/server-process.js';
 import { createCliHome, runCli, startCli, type CliHome } from './support/run-cli.js';
 

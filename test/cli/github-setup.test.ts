@@ -1,6 +1,6 @@
 import nock from 'nock';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { freePort } from '../../src/db/start-embedded-postgres.js';
+import { freePort } from '../../src/platform/db/start-embedded-postgres.js';
 import { isolateFromGitHub } from '../github/github-app.js';
 import {
   FAKE_REPOSITORY,

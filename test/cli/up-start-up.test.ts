@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { chmod, mkdir, readFile, readlink, rm, writeFile } from 'node:fs/promises';
 import { connect, createServer, type Server } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { freePort } from '../../src/db/start-embedded-postgres.js';
+import { freePort } from '../../src/platform/db/start-embedded-postgres.js';
 import { join } from 'node:path';
 import postgres from 'postgres';
 import { afterAll, beforeAll, expect, inject, test } from 'vitest';

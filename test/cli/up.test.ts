@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import postgres from 'postgres';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { isAlive } from '../../src/db/claim-data-dir.js';
+import { isAlive } from '../../src/platform/db/claim-data-dir.js';
 import { runMark } from '../support/leftover-processes.js';
 import { readAdminToken } from '../support/server-process.js';
 import {

@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import { expect, test } from 'vitest';
-import { BackupError, createBackupReader } from '../../src/db/backup-file.js';
+import { BackupError, createBackupReader } from '../../src/platform/db/backup-file.js';
 
 /** A backup's text after gunzip: COPY's escapes included, an empty table, a row that is `\\.`. */
 const TEXT = [

@@ -5,21 +5,21 @@ import { join } from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import type postgres from 'postgres';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { BackupError, openBackupFile } from '../../src/db/backup-file.js';
-import { migrate, readMigrations } from '../../src/db/migrate.js';
-import { connect } from '../../src/db/open-database.js';
-import { restoreBackup } from '../../src/db/restore-backup.js';
-import { writeBackup } from '../../src/db/write-backup.js';
+import { BackupError, openBackupFile } from '../../src/platform/db/backup-file.js';
+import { migrate, readMigrations } from '../../src/platform/db/migrate.js';
+import { connect } from '../../src/platform/db/open-database.js';
+import { restoreBackup } from '../../src/platform/db/restore-backup.js';
+import { writeBackup } from '../../src/platform/db/write-backup.js';
 import {
   authenticateToken,
   createTodo,
   getTodoWithHistory,
   wakeChannel,
-} from '../../src/ledger/index.js';
-import { silentLogger } from '../../src/logger.js';
-import { readGitHubApp } from '../../src/providers/github/github-app-store.js';
-import { createSecretBox } from '../../src/secrets/secret-box.js';
-import { openSource } from '../../src/sources/source-store.js';
+} from '../../src/data/index.js';
+import { silentLogger } from '../../src/platform/logger.js';
+import { readGitHubApp } from '../../src/integrations/github-app/github-app-store.js';
+import { createSecretBox } from '../../src/platform/secrets/secret-box.js';
+import { openSource } from '../../src/data/sources/source-store.js';
 import { createOwnedDatabase, type OwnedDatabase } from '../support/owned-database.js';
 import { createCast, type Cast } from '../support/principals.js';
 import { fillSampleLedger, tableContents, type SampleLedger } from '../support/sample-ledger.js';

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { expect, test } from 'vitest';
-import { freePort } from '../../src/db/start-embedded-postgres.js';
+import { freePort } from '../../src/platform/db/start-embedded-postgres.js';
 
 /** Listens on `port` of 127.0.0.1 and closes again: whether nothing else holds it. */
 const free = (port: number) =>

@@ -1,8 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, expect, inject, test } from 'vitest';
-import { migrate } from '../../src/db/migrate.js';
-import { connect } from '../../src/db/open-database.js';
-import { silentLogger } from '../../src/logger.js';
+import { migrate } from '../../src/platform/db/migrate.js';
+import { connect } from '../../src/platform/db/open-database.js';
+import { silentLogger } from '../../src/platform/logger.js';
 
 // Migration 0030 moves GitHub's deliveries and every source's into one table, and both outboxes
 // into one, on a database that holds both kinds: every delivery keeps its id (the API's), every

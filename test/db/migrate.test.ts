@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, expect, inject, test } from 'vitest';
-import { migrate, readMigrations } from '../../src/db/migrate.js';
-import { connect } from '../../src/db/open-database.js';
-import { silentLogger } from '../../src/logger.js';
+import { migrate, readMigrations } from '../../src/platform/db/migrate.js';
+import { connect } from '../../src/platform/db/open-database.js';
+import { silentLogger } from '../../src/platform/logger.js';
 
 const url = inject('databaseUrl');
 const schema = `m_${randomBytes(6).toString('hex')}`;

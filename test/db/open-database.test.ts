@@ -4,9 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import postgres from 'postgres';
 import { afterAll, beforeAll, expect, inject, test } from 'vitest';
-import { openDatabase } from '../../src/db/open-database.js';
-import { startEmbeddedPostgres } from '../../src/db/start-embedded-postgres.js';
-import { silentLogger } from '../../src/logger.js';
+import { openDatabase } from '../../src/platform/db/open-database.js';
+import { startEmbeddedPostgres } from '../../src/platform/db/start-embedded-postgres.js';
+import { silentLogger } from '../../src/platform/logger.js';
 
 let dataDir: string;
 beforeAll(async () => {

@@ -2,8 +2,8 @@ import { once } from 'node:events';
 import { createServer, connect as connectTcp, type AddressInfo, type Server } from 'node:net';
 import postgres from 'postgres';
 import { afterAll, beforeAll, expect, inject, test } from 'vitest';
-import { connect } from '../../src/db/open-database.js';
-import { silentLogger } from '../../src/logger.js';
+import { connect } from '../../src/platform/db/open-database.js';
+import { silentLogger } from '../../src/platform/logger.js';
 
 // postgres.js (patches/postgres+3.4.9.patch, item 6) sends a transaction's BEGIN with its first
 // statements, not a round trip ahead of them. Seen here from the wire: a proxy in front of the

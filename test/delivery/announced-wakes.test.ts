@@ -1,20 +1,20 @@
 import type postgres from 'postgres';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { createWakeNotifier } from '../../src/delivery/wake-notifier.js';
+import { createWakeNotifier } from '../../src/wakes/wake-notifier.js';
 import {
   createTodo,
   releaseTodo,
   claimTodo,
   wakeChannel,
   type Wake,
-} from '../../src/ledger/index.js';
-import { silentLogger } from '../../src/logger.js';
+} from '../../src/data/index.js';
+import { silentLogger } from '../../src/platform/logger.js';
 import { openEventStream } from '../support/event-stream.js';
 import { createCast, type Cast } from '../support/principals.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 
-// A new todo's wake may be announced by its writer after the commit (src/delivery/
+// A new todo's wake may be announced by its writer after the commit (src/wakes/
 // wake-notifier.ts) instead of NOTIFYing inside it (migrations/0012): what that may and may
 // not change.
 

@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type postgres from 'postgres';
 import { afterAll, beforeAll, beforeEach, expect, test } from 'vitest';
-import { takeRing, type Ring } from '../../src/delivery/take-ring.js';
-import { createTodo } from '../../src/ledger/index.js';
+import { takeRing, type Ring } from '../../src/wakes/take-ring.js';
+import { createTodo } from '../../src/data/index.js';
 import { createCast, type Cast } from '../support/principals.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { takeRing } from '../../src/delivery/take-ring.js';
-import { createTodo } from '../../src/ledger/index.js';
+import { takeRing } from '../../src/wakes/take-ring.js';
+import { createTodo } from '../../src/data/index.js';
 import { createCast, type Cast } from '../support/principals.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { createWakeHub } from '../../src/delivery/wake-hub.js';
-import { silentLogger } from '../../src/logger.js';
+import { createWakeHub } from '../../src/wakes/wake-hub.js';
+import { silentLogger } from '../../src/platform/logger.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 
 let db: TestDatabase;

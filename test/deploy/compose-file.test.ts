@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Ajv } from 'ajv';
 import { expect, test } from 'vitest';
-import { loadServerConfig } from '../../src/config/server-config.js';
+import { loadServerConfig } from '../../src/platform/config/server-config.js';
 import {
   containerfileBaseImage,
   interpolate,

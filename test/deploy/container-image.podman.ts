@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { sign } from '@octokit/webhooks-methods';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { freePort } from '../../src/db/start-embedded-postgres.js';
+import { freePort } from '../../src/platform/db/start-embedded-postgres.js';
 import { interpolate, readComposeFile, ROOT, type ComposeFile } from './support/deploy-files.js';
 import {
   buildImage,

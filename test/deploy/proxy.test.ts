@@ -19,7 +19,7 @@ import { EventSourceParserStream } from 'eventsource-parser/stream';
 import postgres from 'postgres';
 import { Agent, fetch as undiciFetch, type RequestInit, type Response } from 'undici';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { freePort } from '../../src/db/start-embedded-postgres.js';
+import { freePort } from '../../src/platform/db/start-embedded-postgres.js';
 import { readFixture } from '../github/deliver.js';
 import { BIN, startCli, type RunningCli } from '../cli/support/run-cli.js';
 import { runMark } from '../support/leftover-processes.js';
@@ -39,7 +39,7 @@ import {
 const NAME = 'switchboard.test';
 /** Failed authentications per client address for these servers (the default is 100). */
 const AUTH_FAILURE_LIMIT = 3;
-/** How often every event stream writes `: ping` (src/http/event-stream-routes.ts and its two peers). */
+/** How often every event stream writes `: ping` (src/surfaces/api/event-stream-routes.ts and its two peers). */
 const STREAM_PING_SECONDS = 15;
 
 let cert: TestCertificate;

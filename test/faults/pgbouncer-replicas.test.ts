@@ -4,16 +4,16 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { sign } from '@octokit/webhooks-methods';
 import postgres from 'postgres';
 import { afterAll, beforeAll, expect, inject, onTestFailed, onTestFinished, test } from 'vitest';
-import { connect, openDatabase } from '../../src/db/open-database.js';
-import { freePort } from '../../src/db/start-embedded-postgres.js';
+import { connect, openDatabase } from '../../src/platform/db/open-database.js';
+import { freePort } from '../../src/platform/db/start-embedded-postgres.js';
 import {
   actorFor,
   createAgent,
   createHuman,
   issueToken,
   systemActor,
-} from '../../src/ledger/index.js';
-import { silentLogger } from '../../src/logger.js';
+} from '../../src/data/index.js';
+import { silentLogger } from '../../src/platform/logger.js';
 import { createCliHome, runCli, type CliHome } from '../cli/support/run-cli.js';
 import { deliver, readFixture } from '../github/deliver.js';
 import { openEventStream, type EventStreamClient } from '../support/event-stream.js';

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import postgres from 'postgres';
 import { afterAll, beforeAll, expect, inject, test } from 'vitest';
-import { connect } from '../../src/db/open-database.js';
-import { silentLogger } from '../../src/logger.js';
+import { connect } from '../../src/platform/db/open-database.js';
+import { silentLogger } from '../../src/platform/logger.js';
 import { requireTool } from '../support/require-tool.js';
 import { findPgBouncer, startPgBouncer, type PgBouncer } from '../support/start-pgbouncer.js';
 

@@ -4,12 +4,12 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { sign } from '@octokit/webhooks-methods';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { connect } from '../../src/db/open-database.js';
-import { silentLogger } from '../../src/logger.js';
+import { connect } from '../../src/platform/db/open-database.js';
+import { silentLogger } from '../../src/platform/logger.js';
 import { createCliHome, type CliHome } from '../cli/support/run-cli.js';
 import { readFixture } from '../github/deliver.js';
 import { openEventStream } from '../support/event-stream.js';
-import { freePort } from '../../src/db/start-embedded-postgres.js';
+import { freePort } from '../../src/platform/db/start-embedded-postgres.js';
 import { startOwnPostgres, type OwnPostgres } from '../support/own-postgres.js';
 import {
   readAdminToken,

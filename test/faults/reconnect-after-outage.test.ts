@@ -1,8 +1,8 @@
 import { createServer, connect as connectTcp, type Server, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { expect, inject, test } from 'vitest';
-import { connect, reconnectDelaySeconds } from '../../src/db/open-database.js';
-import { silentLogger } from '../../src/logger.js';
+import { connect, reconnectDelaySeconds } from '../../src/platform/db/open-database.js';
+import { silentLogger } from '../../src/platform/logger.js';
 
 /** A TCP relay to the run's PostgreSQL that can be cut (as a restart or a network outage) and restored on its port. */
 async function startRelay() {

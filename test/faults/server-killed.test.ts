@@ -8,7 +8,7 @@ import postgres from 'postgres';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { deliver, readFixture } from '../github/deliver.js';
 import { createCliHome, type CliHome } from '../cli/support/run-cli.js';
-import { freePort, isAlive } from '../../src/db/start-embedded-postgres.js';
+import { freePort, isAlive } from '../../src/platform/db/start-embedded-postgres.js';
 import { startServerProcess, type ServerProcess } from '../support/server-process.js';
 
 const SECRET = 'fault-test-webhook-secret';

@@ -7,8 +7,8 @@ import { afterAll, beforeAll, expect, test } from 'vitest';
 import {
   saveGitHubApp,
   type ManifestConversion,
-} from '../../src/providers/github/github-app-store.js';
-import { createSecretBox } from '../../src/secrets/secret-box.js';
+} from '../../src/integrations/github-app/github-app-store.js';
+import { createSecretBox } from '../../src/platform/secrets/secret-box.js';
 import { isolateFromGitHub } from './github-app.js';
 import {
   FAKE_USER,

@@ -1,6 +1,6 @@
 import { generateKeyPairSync } from 'node:crypto';
 import nock from 'nock';
-import type { GitHubAppCredentials } from '../../src/config/server-config.js';
+import type { GitHubAppCredentials } from '../../src/platform/config/server-config.js';
 
 export const GITHUB_API = 'https://api.github.com';
 export const INSTALLATION_TOKEN = 'ghs_test_installation_token_not_a_secret';

@@ -1,7 +1,7 @@
 import nock from 'nock';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createCliHome, parseJson, runCli, type CliHome } from '../cli/support/run-cli.js';
-import { readCredentialsFile } from '../../src/config/credentials-file.js';
+import { readCredentialsFile } from '../../src/platform/config/credentials-file.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { readFixture } from './deliver.js';

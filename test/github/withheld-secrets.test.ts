@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import type { Logger } from '../../src/logger.js';
+import type { Logger } from '../../src/platform/logger.js';
 import { createCliHome, parseJson, runCli, type CliHome } from '../cli/support/run-cli.js';
 import { openEventStream, type EventStreamClient } from '../support/event-stream.js';
 import { FAKE, fakeJwt } from '../support/fake-credentials.js';

@@ -1,6 +1,6 @@
 import type { Express, RequestHandler } from 'express';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { isAdminOnly } from '../../src/http/admin-only.js';
+import { isAdminOnly } from '../../src/kit/http/admin-only.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { signInByFetch } from '../web/support/push.js';
 

@@ -1,7 +1,7 @@
 import { createHmac, randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import type { LimitSettings } from '../../src/http/limit-settings.js';
+import type { LimitSettings } from '../../src/platform/config/limit-settings.js';
 import { readFixture } from '../github/deliver.js';
 import { openEventStream, type EventStreamClient } from '../support/event-stream.js';
 import { initializeRequest } from '../support/mcp-client.js';

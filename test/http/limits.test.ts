@@ -3,7 +3,7 @@ import { request, type ClientRequest, type IncomingHttpHeaders } from 'node:http
 import { connect } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, test } from 'vitest';
-import { loadServerConfig } from '../../src/config/server-config.js';
+import { loadServerConfig } from '../../src/platform/config/server-config.js';
 import { readFixture } from '../github/deliver.js';
 import { postDeclaringLength } from '../support/bad-input.js';
 import { openEventStream } from '../support/event-stream.js';

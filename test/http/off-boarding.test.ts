@@ -8,7 +8,7 @@ import {
   issueGrantTokens,
   requestDeviceAuthorization,
   type Grant,
-} from '../../src/ledger/index.js';
+} from '../../src/data/index.js';
 import { openEventStream } from '../support/event-stream.js';
 import { initializeRequest } from '../support/mcp-client.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';

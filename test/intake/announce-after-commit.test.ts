@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { wakeChannel, type Wake } from '../../src/ledger/index.js';
+import { wakeChannel, type Wake } from '../../src/data/index.js';
 import { deliver } from '../github/deliver.js';
 import { isolateFromGitHub } from '../github/github-app.js';
 import {
@@ -17,7 +17,7 @@ import {
 import { startTestServer, type TestServer } from '../support/test-server.js';
 
 // Every provider's new todo announces its wake after its delivery committed (the wake notifier,
-// src/delivery/wake-notifier.ts), never by NOTIFY inside the commit: notifying commits are
+// src/wakes/wake-notifier.ts), never by NOTIFY inside the commit: notifying commits are
 // serialised database-wide (migrations/0012). The two are told apart by their wake id: the
 // trigger's is the transaction's id (digits), the notifier's a UUID.
 

@@ -15,7 +15,7 @@ import {
   wakeChannel,
   type ClaimedTodo,
   type Wake,
-} from '../../src/ledger/index.js';
+} from '../../src/data/index.js';
 import { createCast, type Cast } from '../support/principals.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 

@@ -8,7 +8,7 @@ import {
   listTodos,
   requestApproval,
   sweepTodos,
-} from '../../src/ledger/index.js';
+} from '../../src/data/index.js';
 import { createCast, type Cast } from '../support/principals.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 

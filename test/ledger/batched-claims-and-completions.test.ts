@@ -6,11 +6,11 @@ import {
   createTodo,
   LedgerError,
   type ClaimedTodo,
-} from '../../src/ledger/index.js';
+} from '../../src/data/index.js';
 import { createCast, type Cast } from '../support/principals.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 
-// Concurrent claims and completions of one actor share one statement (src/ledger/batched.ts):
+// Concurrent claims and completions of one actor share one statement (src/data/todos/batched.ts):
 // these tests hold the promises each caller relies on when its call is one of many in a batch.
 
 let db: TestDatabase;

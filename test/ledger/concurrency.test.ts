@@ -7,7 +7,7 @@ import {
   decideApproval,
   requestApproval,
   type Todo,
-} from '../../src/ledger/index.js';
+} from '../../src/data/index.js';
 import { createCast, type Cast } from '../support/principals.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { createTodo, getTodoWithHistory, replyToTodo } from '../../src/ledger/index.js';
+import { createTodo, getTodoWithHistory, replyToTodo } from '../../src/data/index.js';
 import { createCast, type Cast } from '../support/principals.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 

@@ -10,7 +10,7 @@ import {
   heartbeatTodo,
   releaseTodo,
   sweepTodos,
-} from '../../src/ledger/index.js';
+} from '../../src/data/index.js';
 import { createCast, type Cast } from '../support/principals.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { cancelTodo, claimTodo, createTodo, listTodos, type Todo } from '../../src/ledger/index.js';
+import { cancelTodo, claimTodo, createTodo, listTodos, type Todo } from '../../src/data/index.js';
 import { createCast, type Cast } from '../support/principals.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 

@@ -12,7 +12,7 @@ import {
   revokeAgent,
   getTodo,
   claimNextTodo,
-} from '../../src/ledger/index.js';
+} from '../../src/data/index.js';
 import { createCast, type Cast } from '../support/principals.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 

@@ -6,8 +6,8 @@ import {
   getTodoWithHistory,
   requestApproval,
   showSecret,
-} from '../../src/ledger/index.js';
-import { createSecretBox } from '../../src/secrets/secret-box.js';
+} from '../../src/data/index.js';
+import { createSecretBox } from '../../src/platform/secrets/secret-box.js';
 import { FAKE, fakePrivateKey } from '../support/fake-credentials.js';
 import { createCast, type Cast } from '../support/principals.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';

@@ -8,8 +8,8 @@ import {
   isOutboundRefused,
   MAX_ANSWER_BYTES,
   type Outbound,
-} from '../../src/outbound/create-outbound.js';
-import { createOutboundPolicy } from '../../src/outbound/outbound-policy.js';
+} from '../../src/platform/egress/create-egress.js';
+import { createOutboundPolicy } from '../../src/platform/egress/egress-policy.js';
 import { resolveNames } from '../support/resolve-names.js';
 
 // The outbound module on its own, against real servers on 127.0.0.1 and the test's resolver.

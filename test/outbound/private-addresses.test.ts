@@ -1,7 +1,7 @@
 import { createServer as createHttpServer, type IncomingHttpHeaders } from 'node:http';
 import { createServer as createTcpServer, type AddressInfo, type Server } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { loadServerConfig } from '../../src/config/server-config.js';
+import { loadServerConfig } from '../../src/platform/config/server-config.js';
 import {
   addSource,
   gitlabHeaders,
@@ -16,7 +16,7 @@ import { startFakePushService, type FakePushService } from '../web/support/fake-
 import { postSubscription, signInByFetch, vapidPublicKey } from '../web/support/push.js';
 
 // Every request switchboard makes to an address a user gave it (an outbound webhook, a source's
-// API, a browser's push service) goes through src/outbound: nothing inside the server's network
+// API, a browser's push service) goes through src/platform/egress: nothing inside the server's network
 // is reached unless SWITCHBOARD_OUTBOUND_ALLOW says so, no redirect is followed, and no
 // credential goes to another origin. Names are resolved by the test's resolver
 // (test/support/resolve-names.ts; the fake push service's name too, to 127.0.0.1), so that one

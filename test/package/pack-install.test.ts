@@ -90,7 +90,7 @@ test(
     // console's static files — and the patched postgres (patches/), bundled as it is here.
     const outside = paths.filter(
       (path) =>
-        !/^(bin\/run\.js|dist\/.+\.js|migrations\/\d{4}_[a-z0-9_]+\.sql|src\/web\/assets\/[a-z-]+\.(css|js|svg)|oclif\.manifest\.json|app\.yml|package\.json|README\.md|LICENSE|node_modules\/postgres\/.+)$/.test(
+        !/^(bin\/run\.js|dist\/.+\.js|migrations\/\d{4}_[a-z0-9_]+\.sql|src\/surfaces\/console\/assets\/[a-z-]+\.(css|js|svg)|oclif\.manifest\.json|app\.yml|package\.json|README\.md|LICENSE|node_modules\/postgres\/.+)$/.test(
           path,
         ),
     );

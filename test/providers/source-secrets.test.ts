@@ -5,9 +5,9 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { loadServerConfig } from '../../src/config/server-config.js';
-import { loadSecretKey } from '../../src/secrets/load-secret-key.js';
-import { createSecretBox } from '../../src/secrets/secret-box.js';
+import { loadServerConfig } from '../../src/platform/config/server-config.js';
+import { loadSecretKey } from '../../src/platform/secrets/load-secret-key.js';
+import { createSecretBox } from '../../src/platform/secrets/secret-box.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import {
   addSource,

@@ -3,8 +3,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { loadServerConfig } from '../../src/config/server-config.js';
-import { withAdvisoryLock } from '../../src/db/with-advisory-lock.js';
+import { loadServerConfig } from '../../src/platform/config/server-config.js';
+import { withAdvisoryLock } from '../../src/platform/db/with-advisory-lock.js';
 import {
   cancelTodo,
   claimTodo,
@@ -14,11 +14,11 @@ import {
   failTodo,
   replyToTodo,
   requestApproval,
-} from '../../src/ledger/index.js';
-import { silentLogger } from '../../src/logger.js';
-import { createPruner } from '../../src/retention/create-pruner.js';
-import { pruneOldRows } from '../../src/retention/prune-old-rows.js';
-import { createSecretBox } from '../../src/secrets/secret-box.js';
+} from '../../src/data/index.js';
+import { silentLogger } from '../../src/platform/logger.js';
+import { createPruner } from '../../src/jobs/create-pruner.js';
+import { pruneOldRows } from '../../src/data/retention/prune-old-rows.js';
+import { createSecretBox } from '../../src/platform/secrets/secret-box.js';
 import { startServer } from '../../src/server/start-server.js';
 import { FAKE } from '../support/fake-credentials.js';
 import { createCast, type Cast } from '../support/principals.js';

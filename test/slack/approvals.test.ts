@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { FAKE } from '../support/fake-credentials.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
-import { SLACK_TIMESTAMP_TOLERANCE_SECONDS } from '../../src/slack/verify-slack-request.js';
+import { SLACK_TIMESTAMP_TOLERANCE_SECONDS } from '../../src/integrations/slack/verify-slack-request.js';
 import {
   BOT_TOKEN,
   BOT_USER,

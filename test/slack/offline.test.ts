@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { freePort } from '../../src/db/start-embedded-postgres.js';
+import { freePort } from '../../src/platform/db/start-embedded-postgres.js';
 import { createCliHome, parseJson, runCli, type CliHome } from '../cli/support/run-cli.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import {

@@ -2,7 +2,7 @@ import { describe, expect, test } from 'vitest';
 import {
   SLACK_TIMESTAMP_TOLERANCE_SECONDS,
   verifySlackSignature,
-} from '../../src/slack/verify-slack-request.js';
+} from '../../src/integrations/slack/verify-slack-request.js';
 import { slackSignature } from './support/fake-slack.js';
 
 const secret = 'a'.repeat(32);

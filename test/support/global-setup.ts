@@ -3,8 +3,8 @@ import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
-import { startEmbeddedPostgres } from '../../src/db/start-embedded-postgres.js';
-import { silentLogger } from '../../src/logger.js';
+import { startEmbeddedPostgres } from '../../src/platform/db/start-embedded-postgres.js';
+import { silentLogger } from '../../src/platform/logger.js';
 import { findChromium, type FoundChromium } from '../web/support/find-chromium.js';
 import { failOnLeftoverProcesses, RUN_MARK } from './leftover-processes.js';
 

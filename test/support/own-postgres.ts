@@ -5,8 +5,8 @@ import {
   freePort,
   startEmbeddedPostgres,
   type EmbeddedPostgres,
-} from '../../src/db/start-embedded-postgres.js';
-import { silentLogger } from '../../src/logger.js';
+} from '../../src/platform/db/start-embedded-postgres.js';
+import { silentLogger } from '../../src/platform/logger.js';
 
 export interface OwnPostgres {
   /** The same URL across restarts: the port is fixed. */

@@ -5,7 +5,7 @@ import {
   createHuman,
   systemActor,
   type Actor,
-} from '../../src/ledger/index.js';
+} from '../../src/data/index.js';
 
 export interface Cast {
   /** An admin human. */

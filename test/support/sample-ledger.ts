@@ -6,10 +6,11 @@ import {
   decideApproval,
   issueToken,
   requestApproval,
-} from '../../src/ledger/index.js';
-import { saveGitHubApp } from '../../src/providers/github/github-app-store.js';
-import type { SecretBox } from '../../src/secrets/secret-box.js';
-import { addSource } from '../../src/sources/source-store.js';
+} from '../../src/data/index.js';
+import { saveGitHubApp } from '../../src/integrations/github-app/github-app-store.js';
+import type { SecretBox } from '../../src/platform/secrets/secret-box.js';
+import { addSource } from '../../src/data/sources/source-store.js';
+import { defaultSourceRules } from '../../src/providers/by-kind/source-rules.js';
 import type { Cast } from './principals.js';
 
 export interface SampleLedger {
@@ -56,7 +57,12 @@ export async function fillSampleLedger(
     source: 'channel',
   });
   await decideApproval(sql, cast.bob, approval.id, 'allow', 'go ahead');
-  const added = await addSource(sql, box, { name: 'forge', kind: 'gitea', owner: 'ada' });
+  const added = await addSource(sql, box, {
+    name: 'forge',
+    kind: 'gitea',
+    owner: 'ada',
+    defaultRules: defaultSourceRules('gitea'),
+  });
   await saveGitHubApp(
     sql,
     box,

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { readCredentialsFile } from '../../src/config/credentials-file.js';
+import { readCredentialsFile } from '../../src/platform/config/credentials-file.js';
 import { startCli, type CliResult, type RunningCli } from '../cli/support/run-cli.js';
 
 export interface ServerProcess {

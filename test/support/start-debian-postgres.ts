@@ -5,7 +5,7 @@ import { chmod, chown, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { freePort } from '../../src/db/start-embedded-postgres.js';
+import { freePort } from '../../src/platform/db/start-embedded-postgres.js';
 
 const run = promisify(execFile);
 

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import type postgres from 'postgres';
 import { inject } from 'vitest';
-import { migrate } from '../../src/db/migrate.js';
-import { connect } from '../../src/db/open-database.js';
-import { silentLogger } from '../../src/logger.js';
+import { migrate } from '../../src/platform/db/migrate.js';
+import { connect } from '../../src/platform/db/open-database.js';
+import { silentLogger } from '../../src/platform/logger.js';
 
 export interface TestDatabase {
   url: string;

@@ -4,12 +4,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ProbotOctokit } from 'probot';
 import { inject } from 'vitest';
-import { readCredentialsFile } from '../../src/config/credentials-file.js';
-import type { GitHubAppCredentials, ServerConfig } from '../../src/config/server-config.js';
-import type { LimitSettings } from '../../src/http/limit-settings.js';
-import type { DispatcherTiming } from '../../src/delivery/create-dispatcher.js';
-import { silentLogger, type Logger } from '../../src/logger.js';
-import { gitHubHost } from '../../src/config/github-host.js';
+import { readCredentialsFile } from '../../src/platform/config/credentials-file.js';
+import type {
+  GitHubAppCredentials,
+  ServerConfig,
+} from '../../src/platform/config/server-config.js';
+import type { LimitSettings } from '../../src/platform/config/limit-settings.js';
+import type { DispatcherTiming } from '../../src/wakes/create-dispatcher.js';
+import { silentLogger, type Logger } from '../../src/platform/logger.js';
+import { gitHubHost } from '../../src/platform/config/github-host.js';
 import {
   startServer,
   type RunningServer,
@@ -77,7 +80,7 @@ export async function startTestServer(
     httpTimeouts?: StartServerOptions['httpTimeouts'];
     /** Slack: the Web API's base URL (a fake's), and a faster sweep for ended approvals. */
     slack?: { apiUrl: string; sweepMs?: number };
-    /** GHE_HOST and GHE_PROTOCOL, as src/config reads them (github.com unless given). */
+    /** GHE_HOST and GHE_PROTOCOL, as src/platform/config reads them (github.com unless given). */
     ghe?: { GHE_HOST: string; GHE_PROTOCOL: 'http' | 'https' };
     /** WEBHOOK_PROXY_URL. */
     webhookProxyUrl?: string;
@@ -160,7 +163,7 @@ export async function startTestServer(
       await server.close();
       if (!options.schema) {
         // The first process of a schema owns it.
-        const { connect } = await import('../../src/db/open-database.js');
+        const { connect } = await import('../../src/platform/db/open-database.js');
         const sql = connect(config.databaseUrl!, { schema, max: 1, log: silentLogger });
         await sql.unsafe(`drop schema if exists ${schema} cascade`);
         await sql.end();

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { parseSecretKey } from '../../src/secrets/load-secret-key.js';
-import { createSecretBox } from '../../src/secrets/secret-box.js';
+import { parseSecretKey } from '../../src/platform/secrets/load-secret-key.js';
+import { createSecretBox } from '../../src/platform/secrets/secret-box.js';
 import { startTestServer, testSecretKey, type TestServer } from '../support/test-server.js';
 import { connectMcp } from '../support/mcp-client.js';
 import {

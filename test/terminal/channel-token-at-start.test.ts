@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { freePort } from '../../src/db/start-embedded-postgres.js';
+import { freePort } from '../../src/platform/db/start-embedded-postgres.js';
 import { requireTool } from '../support/require-tool.js';
 import { hasTmux, startInTmux } from '../cli/support/tmux.js';
 import { BIN, startClaudeCode, type ClaudeCode } from '../support/claude-code-client.js';

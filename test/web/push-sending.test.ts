@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import webpush from 'web-push';
-import type { Logger } from '../../src/logger.js';
-import { SUBSCRIPTIONS_PER_HUMAN } from '../../src/web/push-subscriptions.js';
+import type { Logger } from '../../src/platform/logger.js';
+import { SUBSCRIPTIONS_PER_HUMAN } from '../../src/integrations/web-push/push-subscriptions.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { addHuman } from './support/console.js';
 import {

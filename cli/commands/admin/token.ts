@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import * as Flags from '@oclif/core/flags';
-import { serverKey, updateCredentialsFile } from '../../../src/config/credentials-file.js';
+import { serverKey, updateCredentialsFile } from '../../../src/platform/config/credentials-file.js';
 import { CommandError, EXIT } from '../../command-error.js';
 import { SwitchboardCommand } from '../../switchboard-command.js';
 
@@ -33,9 +33,9 @@ The token is printed once. With --save it becomes the credentials file's entry f
     const { flags } = await this.parse(AdminToken);
     const [{ loadServerConfig }, { createPinoLogger }, { openDatabase }, { mintAdminToken }] =
       await Promise.all([
-        import('../../../src/config/server-config.js'),
-        import('../../../src/logger.js'),
-        import('../../../src/db/open-database.js'),
+        import('../../../src/platform/config/server-config.js'),
+        import('../../../src/platform/logger.js'),
+        import('../../../src/platform/db/open-database.js'),
         import('../../../src/server/mint-admin-token.js'),
       ]);
     let config: ReturnType<typeof loadServerConfig>;

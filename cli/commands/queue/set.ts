@@ -5,7 +5,7 @@ import { CommandError, EXIT } from '../../command-error.js';
 import { formatLimits, formatUsage } from '../../format-queues.js';
 import { SwitchboardCommand } from '../../switchboard-command.js';
 
-// The server's bounds (src/ledger/queue-limits.ts), checked here so that a typo is a usage error.
+// The server's bounds (src/data/queues/queue-limits.ts), checked here so that a typo is a usage error.
 const MAX_IN_FLIGHT = 10_000;
 const MAX_CLAIMS = 1_000_000;
 

@@ -1,9 +1,9 @@
 import type postgres from 'postgres';
-import { backgroundLoop } from '../../background-loop.js';
+import { backgroundLoop } from '../../platform/background-loop.js';
 import type { ProbotOctokit } from 'probot';
-import { withAdvisoryLock } from '../../db/with-advisory-lock.js';
-import { conflict } from '../../ledger/index.js';
-import type { Logger } from '../../logger.js';
+import { withAdvisoryLock } from '../../platform/db/with-advisory-lock.js';
+import { conflict } from '../../data/index.js';
+import type { Logger } from '../../platform/logger.js';
 import type { DeliveryReconciler, ReconcileTuning } from '../provider.js';
 import { reconcileDeliveries } from './reconcile-deliveries.js';
 

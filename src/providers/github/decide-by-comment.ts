@@ -7,7 +7,7 @@ import {
   LedgerError,
   type SecretOptions,
   type Todo,
-} from '../../ledger/index.js';
+} from '../../data/index.js';
 import type { VerdictCommand } from '../provider.js';
 import { githubMetaOf } from './github-todo-meta.js';
 import type { GitHubFacts } from './read-delivery-facts.js';

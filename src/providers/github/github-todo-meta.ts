@@ -1,4 +1,4 @@
-import type { Todo } from '../../ledger/index.js';
+import type { Todo } from '../../data/index.js';
 import type { Destination } from '../provider.js';
 import type { RuleName } from './route-event.js';
 

@@ -1,6 +1,6 @@
 import { Context, type Probot, type ProbotOctokit } from 'probot';
 import { describeRulesIssue } from '../rule-schema.js';
-import { TimeoutError, withTimeout } from '../with-timeout.js';
+import { TimeoutError, withTimeout } from '../../platform/with-timeout.js';
 import type { GitHubFacts } from './read-delivery-facts.js';
 import { DEFAULT_CONFIG, RepositoryConfig } from './repository-config.js';
 

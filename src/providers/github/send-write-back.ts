@@ -1,4 +1,4 @@
-import { FinalSendError } from '../final-send-error.js';
+import { FinalSendError } from '../../outbox/final-send-error.js';
 import type { ProviderClients, WriteBackRequest } from '../provider.js';
 
 /** GitHub answers these for a target that is gone or a request it will never take. */

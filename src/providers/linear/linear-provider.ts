@@ -1,7 +1,7 @@
 import { LinearWebhookClient } from '@linear/sdk/webhooks';
 import { z } from 'zod';
 import { addressesSwitchboard } from '../addresses-switchboard.js';
-import { FinalSendError } from '../final-send-error.js';
+import { FinalSendError } from '../../outbox/final-send-error.js';
 import { factFirstLine, factLine, factText, factValue } from '../fact-text.js';
 import { postToSourceApi } from '../post-to-source-api.js';
 import { header, type Provider, type Route } from '../provider.js';

@@ -8,7 +8,7 @@ import type {
   OAuthTokens,
 } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { expect } from 'vitest';
-import { csrfTokenFor } from '../../../src/web/web-request.js';
+import { csrfTokenFor } from '../../../src/kit/pages/web-request.js';
 import type { TestServer } from '../../support/test-server.js';
 
 /**

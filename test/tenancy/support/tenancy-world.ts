@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import { createTodo, systemActor } from '../../../src/ledger/index.js';
+import { createTodo, systemActor } from '../../../src/data/index.js';
 import type { TestServer } from '../../support/test-server.js';
 
 /** The callers of the matrix: an admin, two humans without admin rights, an agent of each. */

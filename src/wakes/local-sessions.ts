@@ -1,0 +1,140 @@
+import { randomUUID } from 'node:crypto';
+import type postgres from 'postgres';
+import type { Doorbell } from '../contract/doorbell.js';
+import { cancelSessionApprovals, type Principal } from '../data/index.js';
+import type { SessionPath } from './take-ring.js';
+
+/** A consumer attached to this process: it says how to push to it; false means it could not. */
+export interface ConsumerSpec {
+  principal: Principal;
+  path: SessionPath;
+  /** Only these queues (null: every queue the principal may work). */
+  queues?: string[] | null;
+  push(doorbell: Doorbell): Promise<boolean> | boolean;
+}
+
+export interface LocalConsumer extends ConsumerSpec {
+  id: string;
+}
+
+export interface LocalSessions {
+  /** Registers a consumer as a session of this process, which rings may now pick. */
+  attach(spec: ConsumerSpec): Promise<LocalConsumer>;
+  get(id: string): LocalConsumer | undefined;
+  /** The sessions of one principal in this process. */
+  of(principal: string): LocalConsumer[];
+  ids(): string[];
+  /** Pushes to a consumer; one that cannot take it is gone (forgotten). */
+  push(consumer: LocalConsumer, doorbell: Doorbell): Promise<boolean>;
+  /** A consumer left (or cannot be reached): it is no longer rung, and what it asked is moot. */
+  forget(consumer: LocalConsumer): Promise<void>;
+  /** A session a ring picked that had left this process meanwhile: its row goes too. */
+  removeGone(id: string): Promise<void>;
+  /** This process is alive; so are its sessions. Those of processes that died are removed. */
+  heartbeat(): Promise<void>;
+  /** The process says it is alive (on start, before its first heartbeat). */
+  beat(): Promise<unknown>;
+  /**
+   * How many server processes were alive at the last beat, this one included (at least one):
+   * limits held in each process's memory divide by it (README, Limits).
+   */
+  liveProcesses(): number;
+  /** Every session of this process, and the process itself, are gone. */
+  close(): Promise<void>;
+}
+
+/**
+ * The consumer sessions of one server process: kept in memory (how to push to each) and in the
+ * database (which rings, from any process, may pick them), and kept alive by a heartbeat. A
+ * process that stops beating is dead; its sessions go, with the approvals its channels asked.
+ */
+export function localSessions({
+  sql,
+  processId,
+  sessionTtlMs,
+}: {
+  sql: postgres.Sql;
+  processId: string;
+  /** Sessions not refreshed for this long belong to a dead process. */
+  sessionTtlMs: number;
+}): LocalSessions {
+  const local = new Map<string, LocalConsumer>();
+
+  const forget = async (consumer: LocalConsumer) => {
+    local.delete(consumer.id);
+    await sql`delete from consumer_sessions where id = ${consumer.id}`;
+    if (consumer.path === 'channel') await cancelSessionApprovals(sql, [consumer.id]);
+  };
+
+  let live = 1;
+  // The others are counted as rings count them alive (take-ring.ts); this one, as it beats.
+  const beat = async () => {
+    const [row] = await sql<[{ live: number }?]>`
+      with me as (
+        insert into consumer_processes (id) values (${processId})
+        on conflict (id) do update set seen_at = now()
+        returning id
+      )
+      select 1 + (select count(*)::int from consumer_processes
+                  where id <> ${processId}
+                    and seen_at > now() - make_interval(secs => ${sessionTtlMs / 1000})) as live
+      from me`;
+    live = row?.live ?? 1;
+  };
+
+  return {
+    async attach(spec) {
+      const consumer: LocalConsumer = { ...spec, id: randomUUID() };
+      await sql`
+        insert into consumer_sessions (id, principal, process_id, path, queues)
+        values (${consumer.id}, ${spec.principal.name}, ${processId}, ${spec.path}, ${spec.queues ?? null}::text[])`;
+      local.set(consumer.id, consumer);
+      return consumer;
+    },
+    get: (id) => local.get(id),
+    of: (principal) => [...local.values()].filter((c) => c.principal.name === principal),
+    ids: () => [...local.keys()],
+    async push(consumer, doorbell) {
+      let delivered: boolean;
+      try {
+        delivered = await consumer.push(doorbell);
+      } catch {
+        delivered = false;
+      }
+      if (!delivered) await forget(consumer);
+      return delivered;
+    },
+    async forget(consumer) {
+      if (local.has(consumer.id)) await forget(consumer);
+    },
+    async removeGone(id) {
+      await sql`delete from consumer_sessions where id = ${id}`;
+    },
+    beat,
+    liveProcesses: () => live,
+    async heartbeat() {
+      await beat();
+      // Sessions of processes that died: gone, with the approvals their channels were waiting on.
+      const dead = await sql<{ id: string; path: string }[]>`
+        with dead as (
+          delete from consumer_processes
+          where seen_at < now() - make_interval(secs => ${(sessionTtlMs * 2) / 1000})
+        )
+        delete from consumer_sessions s
+        where not exists (
+          select 1 from consumer_processes p
+          where p.id = s.process_id
+            and p.seen_at >= now() - make_interval(secs => ${(sessionTtlMs * 2) / 1000}))
+        returning s.id, s.path`;
+      await cancelSessionApprovals(
+        sql,
+        dead.filter((row) => row.path === 'channel').map((row) => row.id),
+      );
+    },
+    async close() {
+      await sql`delete from consumer_sessions where process_id = ${processId}`.catch(() => {});
+      await sql`delete from consumer_processes where id = ${processId}`.catch(() => {});
+      local.clear();
+    },
+  };
+}
