@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import { dirname, join, relative, resolve } from 'node:path';
+import ts from 'typescript';
 import { expect, test } from 'vitest';
 
 const ROOT = resolve(import.meta.dirname, '..');
@@ -298,3 +299,114 @@ test('every router and app answers a path in its own spelling only (the host gua
   expect(routers).toBeGreaterThan(20);
   expect(offenders).toEqual([]);
 });
+
+/**
+ * Files outside the data layer that still hold SQL, each to move into src/data; none may be
+ * added, and the list shrinks as they move.
+ */
+const KNOWN_SQL = [
+  'src/intake/claim-delivery-id.ts',
+  'src/intake/receive-delivery.ts',
+  'src/intake/record-delivery.ts',
+  'src/integrations/github-app/github-app-credentials.ts',
+  'src/integrations/github-app/github-app-store.ts',
+  'src/integrations/github-app/github-setup-routes.ts',
+  'src/integrations/github-app/github-setup-states.ts',
+  'src/integrations/slack/slack-app-store.ts',
+  'src/integrations/slack/slack-links.ts',
+  'src/integrations/slack/slack-messages.ts',
+  'src/integrations/slack/slack-notifier.ts',
+  'src/integrations/slack/slack-routes.ts',
+  'src/integrations/web-push/push-keys.ts',
+  'src/integrations/web-push/push-sender.ts',
+  'src/integrations/web-push/push-subscriptions.ts',
+  'src/integrations/webhooks/register-webhook.ts',
+  'src/kit/http/failure-limiter.ts',
+  'src/kit/http/metrics.ts',
+  'src/kit/http/revocation-watch.ts',
+  'src/kit/http/token-cache.ts',
+  'src/outbox/claim-due-write-back.ts',
+  'src/outbox/enqueue-write-back.ts',
+  'src/outbox/outbox-attempts.ts',
+  'src/providers/github/decide-by-comment.ts',
+  'src/providers/github/reconcile-deliveries.ts',
+  'src/server/bootstrap-admin.ts',
+  'src/server/create-http-app.ts',
+  'src/surfaces/api/source-routes.ts',
+  'src/surfaces/oauth/create-oauth.ts',
+  'src/wakes/broadcast-notice.ts',
+  'src/wakes/create-ringer.ts',
+  'src/wakes/forget-finished-rings.ts',
+  'src/wakes/is-own-channel-session.ts',
+  'src/wakes/local-sessions.ts',
+  'src/wakes/notify-unattended.ts',
+  'src/wakes/take-ring.ts',
+  'src/wakes/waiting-digest.ts',
+  'src/wakes/wake-hub.ts',
+  'src/wakes/wake-notifier.ts',
+];
+
+/** Where SQL may be written: the data layer, and connecting and migrating (src/platform/db). */
+const SQL_HOME = /^src\/(data|platform\/db)\//;
+
+/**
+ * Every place under src/ that hands PostgreSQL a statement: a tagged template of a postgres.js
+ * `sql` (or `tx`, `db`…), or its `unsafe`, `file`, `notify` or `listen`, found by the type of what
+ * is called, not by its name.
+ */
+function filesWithSql(): Map<string, number> {
+  const parsed = ts.getParsedCommandLineOfConfigFile(
+    join(ROOT, 'tsconfig.json'),
+    {},
+    {
+      ...ts.sys,
+      onUnRecoverableConfigFileDiagnostic: () => {},
+    },
+  )!;
+  const program = ts.createProgram(
+    parsed.fileNames.filter((file) => relative(ROOT, file).startsWith('src/')),
+    parsed.options,
+  );
+  const checker = program.getTypeChecker();
+  const isPostgres = (type: ts.Type): boolean =>
+    [
+      ...(type.getSymbol()?.getDeclarations() ?? []),
+      ...(type.aliasSymbol?.getDeclarations() ?? []),
+    ].some((declaration) =>
+      declaration.getSourceFile().fileName.includes('/node_modules/postgres/'),
+    ) ||
+    ((type.isUnion() || type.isIntersection()) && type.types.some(isPostgres));
+  const METHODS = new Set(['unsafe', 'file', 'notify', 'listen']);
+  const found = new Map<string, number>();
+  for (const source of program.getSourceFiles()) {
+    const file = relative(ROOT, source.fileName);
+    if (!file.startsWith('src/')) continue;
+    const visit = (node: ts.Node) => {
+      const statement =
+        (ts.isTaggedTemplateExpression(node) && isPostgres(checker.getTypeAtLocation(node.tag))) ||
+        (ts.isCallExpression(node) &&
+          ts.isPropertyAccessExpression(node.expression) &&
+          METHODS.has(node.expression.name.text) &&
+          isPostgres(checker.getTypeAtLocation(node.expression.expression)));
+      if (statement) found.set(file, (found.get(file) ?? 0) + 1);
+      ts.forEachChild(node, visit);
+    };
+    visit(source);
+  }
+  return found;
+}
+
+test(
+  'every SQL statement lives in the data layer (src/data), found by type, dynamic imports or not',
+  { timeout: 60_000 },
+  () => {
+    const found = filesWithSql();
+    // The check finds what it is for: the data layer's statements.
+    expect([...found.keys()].filter((file) => file.startsWith('src/data/')).length).toBeGreaterThan(
+      20,
+    );
+    const outside = [...found.keys()].filter((file) => !SQL_HOME.test(file)).sort();
+    expect(outside.filter((file) => !KNOWN_SQL.includes(file))).toEqual([]);
+    expect(KNOWN_SQL.filter((file) => !outside.includes(file))).toEqual([]);
+  },
+);
