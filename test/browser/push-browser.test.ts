@@ -145,6 +145,24 @@ async function serviceWorkerOf(w: WatchedPage) {
   };
 }
 
+/**
+ * Runs `check`; when it fails, the error also carries the todo's history (what the server pushed,
+ * and how the push service answered) and what the push service was handed, so that a failure
+ * says which side lost the push.
+ */
+async function withHistoryOnFailure(todoId: number, check: () => Promise<unknown>) {
+  try {
+    await check();
+  } catch (error) {
+    const history = await server.sql`
+      select action, data from todo_events where todo_id = ${todoId} order by id`;
+    throw new Error(
+      `${(error as Error).message}\nhistory: ${JSON.stringify(history)}\npushes handed to the service: ${push.received.length}`,
+      { cause: error },
+    );
+  }
+}
+
 test('Notify me subscribes through PushManager and hands the subscription in; the real service worker shows the push, and replaces it when the approval is decided', async () => {
   const w = await browser.newPage();
   const subscription = push.subscribe();
@@ -186,17 +204,19 @@ test('Notify me subscribes through PushManager and hands the subscription in; th
         body: '{"command":"make release TOKEN=hidden-input"}',
       })
     ).body;
-    await expect
-      .poll(() => sw.notifications())
-      .toEqual([
-        {
-          title: `switchboard: approval #${todo.id} waits for you`,
-          body: 'Ship the release?',
-          tag: `approval-${todo.id}`,
-          data: { id: todo.id, url: `/approvals/${todo.id}` },
-          silent: false,
-        },
-      ]);
+    await withHistoryOnFailure(todo.id, () =>
+      expect
+        .poll(() => sw.notifications())
+        .toEqual([
+          {
+            title: `switchboard: approval #${todo.id} waits for you`,
+            body: 'Ship the release?',
+            tag: `approval-${todo.id}`,
+            data: { id: todo.id, url: `/approvals/${todo.id}` },
+            silent: false,
+          },
+        ]),
+    );
     // Decided elsewhere (the API, as the CLI does): the notification says so, quietly.
     expect((await server.api(ada, 'POST', `/todos/${todo.id}/approve`, {})).status).toBe(200);
     await expect
