@@ -335,15 +335,7 @@ const KNOWN_SQL = [
   'src/surfaces/api/source-routes.ts',
   'src/surfaces/oauth/create-oauth.ts',
   'src/wakes/broadcast-notice.ts',
-  'src/wakes/create-ringer.ts',
-  'src/wakes/forget-finished-rings.ts',
-  'src/wakes/is-own-channel-session.ts',
-  'src/wakes/local-sessions.ts',
   'src/wakes/notify-unattended.ts',
-  'src/wakes/take-ring.ts',
-  'src/wakes/waiting-digest.ts',
-  'src/wakes/wake-hub.ts',
-  'src/wakes/wake-notifier.ts',
 ];
 
 /** Where SQL may be written: the data layer, and connecting and migrating (src/platform/db). */
