@@ -11,7 +11,7 @@ import {
   type Seal,
   type Todo,
 } from '../data/index.js';
-import { enqueueWriteBack } from '../outbox/enqueue-write-back.js';
+import { enqueueWriteBack } from '../data/outbox/enqueue-write-back.js';
 import type { Decision, Disposition } from '../providers/decide-delivery.js';
 import type { Facts, Provider } from '../providers/provider.js';
 import { TimeoutError } from '../platform/with-timeout.js';
