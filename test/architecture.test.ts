@@ -305,9 +305,6 @@ test('every router and app answers a path in its own spelling only (the host gua
  * added, and the list shrinks as they move.
  */
 const KNOWN_SQL = [
-  'src/intake/claim-delivery-id.ts',
-  'src/intake/receive-delivery.ts',
-  'src/intake/record-delivery.ts',
   'src/integrations/github-app/github-app-credentials.ts',
   'src/integrations/github-app/github-app-store.ts',
   'src/integrations/github-app/github-setup-routes.ts',
@@ -326,10 +323,8 @@ const KNOWN_SQL = [
   'src/kit/http/revocation-watch.ts',
   'src/kit/http/token-cache.ts',
   'src/providers/github/decide-by-comment.ts',
-  'src/providers/github/reconcile-deliveries.ts',
   'src/server/bootstrap-admin.ts',
   'src/server/create-http-app.ts',
-  'src/surfaces/api/source-routes.ts',
   'src/surfaces/oauth/create-oauth.ts',
   'src/wakes/broadcast-notice.ts',
   'src/wakes/notify-unattended.ts',
