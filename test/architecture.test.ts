@@ -318,9 +318,7 @@ const KNOWN_SQL = [
   'src/integrations/web-push/push-sender.ts',
   'src/integrations/web-push/push-subscriptions.ts',
   'src/integrations/webhooks/register-webhook.ts',
-  'src/kit/http/metrics.ts',
   'src/providers/github/decide-by-comment.ts',
-  'src/server/create-http-app.ts',
   'src/wakes/broadcast-notice.ts',
   'src/wakes/notify-unattended.ts',
 ];
