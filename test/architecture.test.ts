@@ -305,9 +305,6 @@ test('every router and app answers a path in its own spelling only (the host gua
  * added, and the list shrinks as they move.
  */
 const KNOWN_SQL = [
-  'src/intake/claim-delivery-id.ts',
-  'src/intake/receive-delivery.ts',
-  'src/intake/record-delivery.ts',
   'src/integrations/github-app/github-app-credentials.ts',
   'src/integrations/github-app/github-app-store.ts',
   'src/integrations/github-app/github-setup-routes.ts',
@@ -321,29 +318,9 @@ const KNOWN_SQL = [
   'src/integrations/web-push/push-sender.ts',
   'src/integrations/web-push/push-subscriptions.ts',
   'src/integrations/webhooks/register-webhook.ts',
-  'src/kit/http/failure-limiter.ts',
-  'src/kit/http/metrics.ts',
-  'src/kit/http/revocation-watch.ts',
-  'src/kit/http/token-cache.ts',
-  'src/outbox/claim-due-write-back.ts',
-  'src/outbox/enqueue-write-back.ts',
-  'src/outbox/outbox-attempts.ts',
   'src/providers/github/decide-by-comment.ts',
-  'src/providers/github/reconcile-deliveries.ts',
-  'src/server/bootstrap-admin.ts',
-  'src/server/create-http-app.ts',
-  'src/surfaces/api/source-routes.ts',
-  'src/surfaces/oauth/create-oauth.ts',
   'src/wakes/broadcast-notice.ts',
-  'src/wakes/create-ringer.ts',
-  'src/wakes/forget-finished-rings.ts',
-  'src/wakes/is-own-channel-session.ts',
-  'src/wakes/local-sessions.ts',
   'src/wakes/notify-unattended.ts',
-  'src/wakes/take-ring.ts',
-  'src/wakes/waiting-digest.ts',
-  'src/wakes/wake-hub.ts',
-  'src/wakes/wake-notifier.ts',
 ];
 
 /** Where SQL may be written: the data layer, and connecting and migrating (src/platform/db). */

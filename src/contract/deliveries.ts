@@ -3,6 +3,17 @@
  * server that answers and the CLI that prints them.
  */
 
+/** What became of a delivery, as its record says. */
+export type Disposition =
+  | 'created'
+  | 'quarantined'
+  | 'no_rule'
+  | 'bot_sender'
+  | 'unreadable'
+  | 'duplicate'
+  | 'verdict'
+  | 'verdict_refused';
+
 /** A delivery as `GET /deliveries` lists it: what it was, and what it made or why not. */
 export interface Delivery {
   id: number;

@@ -30,6 +30,7 @@ export * from './todos/release-todo.js';
 export * from './todos/reply-to-todo.js';
 export * from './principals/revoke-token.js';
 export * from './todos/request-approval.js';
+export { slackTells } from './slack/slack-tells.js';
 export * from './todos/sweep-todos.js';
 export * from './todos/todo.js';
 export * from './todos/todo-secrets.js';

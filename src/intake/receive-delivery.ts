@@ -17,6 +17,7 @@ import {
 } from '../providers/provider.js';
 import { TimeoutError, withTimeout } from '../platform/with-timeout.js';
 import type { SecretBox } from '../platform/secrets/secret-box.js';
+import { isDeliveryRecorded } from '../data/deliveries/is-delivery-recorded.js';
 import { openSource } from '../data/sources/source-store.js';
 import { sourceRules } from '../providers/by-kind/source-rules.js';
 import { readWebhookBody } from '../kit/http/read-webhook-body.js';
@@ -368,15 +369,8 @@ export function createIntake(options: IntakeOptions): Intake {
     );
   }
 
-  async function isRecorded(source: string, deliveryId: string, deadline: number) {
-    const rows = await withTimeout(
-      sql`
-        select 1 from deliveries
-        where source = ${source} and delivery_id = ${deliveryId}
-          and disposition not in ('duplicate', 'unreadable')`,
-      deadline - Date.now(),
-    );
-    return rows.length > 0;
+  function isRecorded(source: string, deliveryId: string, deadline: number) {
+    return withTimeout(isDeliveryRecorded(sql, source, deliveryId), deadline - Date.now());
   }
 
   return { github: handle(github), sources: handle(source) };

@@ -11,12 +11,16 @@ import {
   type Seal,
   type Todo,
 } from '../data/index.js';
-import { enqueueWriteBack } from '../outbox/enqueue-write-back.js';
-import type { Decision, Disposition } from '../providers/decide-delivery.js';
+import { enqueueWriteBack } from '../data/outbox/enqueue-write-back.js';
+import type { Disposition } from '../contract/deliveries.js';
+import { claimDeliveryId, type ArrivingTodo } from '../data/deliveries/claim-delivery-id.js';
+import { recordDuplicateDelivery } from '../data/deliveries/record-duplicate-delivery.js';
+import { linkDeliveryTodo, settleDeliveryVerdict } from '../data/deliveries/settle-delivery.js';
+import { limitStatementTime } from '../data/limit-statement-time.js';
+import type { Decision } from '../providers/decide-delivery.js';
 import type { Facts, Provider } from '../providers/provider.js';
 import { TimeoutError } from '../platform/with-timeout.js';
 import { withholdInJson } from '../contract/withhold-secrets.js';
-import { claimDeliveryId, type ArrivingTodo } from './claim-delivery-id.js';
 
 export interface RecordedDelivery {
   /** The row's id: `deliveries show ID`. */
@@ -127,8 +131,7 @@ export async function recordDelivery(
     // goes out with the arrival, in the same write (postgres.js pipelines a transaction's
     // queries: every round trip counts while the provider waits) — and ahead of it: a query runs
     // in the order it is executed, and the arrival's are executed as soon as they are made.
-    const timeout = tx`
-      select set_config('statement_timeout', ${String(Math.max(1, deadline - Date.now()))}, true)`.execute();
+    const timeout = limitStatementTime(tx, Math.max(1, deadline - Date.now()));
     const [, arrival] = await Promise.all([
       timeout,
       translateConstraintErrors(() =>
@@ -142,13 +145,8 @@ export async function recordDelivery(
     ]);
     if (arrival.outcome === 'raced') return 'raced';
     if (arrival.outcome !== 'claimed') {
-      let { id } = arrival;
       const why = arrival.outcome === 'replay' ? arrival.note : null;
-      if (id === null) {
-        [{ id }] = await tx<[{ id: number }]>`
-          insert into deliveries ${tx({ ...row, facts: tx.json(row.facts as never), disposition: 'duplicate', note: why })}
-          returning id`;
-      }
+      const id = arrival.id ?? (await recordDuplicateDelivery(tx, row, why));
       assertInTime();
       return { id, disposition: 'duplicate', todoId: null, note: why, queuedWriteBacks: false };
     }
@@ -158,7 +156,7 @@ export async function recordDelivery(
       const outcome = await provider.verdicts.decide(tx, facts, decision.verdict, { seal });
       notes.push(outcome.note);
       const disposition = outcome.decided ? 'verdict' : 'verdict_refused';
-      await tx`update deliveries set disposition = ${disposition}, note = ${note()} where id = ${id}`;
+      await settleDeliveryVerdict(tx, id, disposition, note());
       assertInTime();
       return { id, disposition, todoId: null, note: note(), queuedWriteBacks: false };
     }
@@ -191,7 +189,7 @@ export async function recordDelivery(
           `todo ${displayId(todo.id)} already existed for ${keyedBy === 'delivery' ? 'this delivery' : 'what this delivery is about'} (same idempotency key)`,
         );
       }
-      await tx`update deliveries set todo_id = ${todo.id}, note = ${note()} where id = ${id}`;
+      await linkDeliveryTodo(tx, id, todo.id, note());
     }
     assertInTime();
     return {

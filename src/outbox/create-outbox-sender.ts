@@ -2,9 +2,13 @@ import type postgres from 'postgres';
 import type { Logger } from '../platform/logger.js';
 import { withTimeout } from '../platform/with-timeout.js';
 import { FinalSendError, RetryLaterError } from './final-send-error.js';
-import { claimDueWriteBack, type OutboxRow } from './claim-due-write-back.js';
+import { claimDueWriteBack, type OutboxRow } from '../data/outbox/claim-due-write-back.js';
 import { drainOutbox, type OutboxDrainer } from './drain-outbox.js';
-import { markOutboxFailed, markOutboxSent, type RetryPolicy } from './outbox-attempts.js';
+import {
+  markOutboxFailed,
+  markOutboxSent,
+  type RetryPolicy,
+} from '../data/outbox/outbox-attempts.js';
 
 /** Sends one row; throws FinalSendError when retrying cannot help, RetryLaterError to wait. */
 export type OutboxSend<Row extends OutboxRow = OutboxRow> = (

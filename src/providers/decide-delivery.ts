@@ -1,16 +1,6 @@
+import type { Disposition } from '../contract/deliveries.js';
 import type { NewTodo } from '../data/index.js';
 import type { Facts, Provider, VerdictCommand, WriteBack } from './provider.js';
-
-/** What became of a delivery, as its record says. */
-export type Disposition =
-  | 'created'
-  | 'quarantined'
-  | 'no_rule'
-  | 'bot_sender'
-  | 'unreadable'
-  | 'duplicate'
-  | 'verdict'
-  | 'verdict_refused';
 
 export interface Decision {
   disposition: Exclude<Disposition, 'duplicate' | 'verdict_refused'>;

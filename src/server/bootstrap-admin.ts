@@ -2,6 +2,7 @@ import { userInfo } from 'node:os';
 import type postgres from 'postgres';
 import { serverKey, updateCredentialsFile } from '../platform/config/credentials-file.js';
 import { authenticateToken, createHuman, issueToken, systemActor } from '../data/index.js';
+import { anyHuman, lockBootstrap } from '../data/principals/lock-bootstrap.js';
 import type { Logger } from '../platform/logger.js';
 import { mintAdminToken } from './mint-admin-token.js';
 
@@ -32,10 +33,8 @@ export async function bootstrapAdmin(
 ): Promise<{ admin: string } | undefined> {
   const key = serverKey(url)!;
   return sql.begin(async (tx) => {
-    await tx`select pg_advisory_xact_lock(hashtextextended('switchboard.bootstrap', 0))`;
-    const [{ any }] = await tx<
-      [{ any: boolean }]
-    >`select exists (select 1 from principals where kind = 'human') as any`;
+    await lockBootstrap(tx);
+    const any = await anyHuman(tx);
     if (any && !saveWhenMissing) return undefined;
     const created = any
       ? undefined

@@ -1,6 +1,7 @@
 import express, { type RequestHandler } from 'express';
 import type postgres from 'postgres';
 import type { Logger } from '../platform/logger.js';
+import { pingDatabase } from '../platform/db/ping-database.js';
 import { authenticate } from '../kit/http/authenticate.js';
 import type { Limits } from '../kit/http/create-limits.js';
 import { createErrorHandler, HttpError, sendError } from '../kit/http/http-error.js';
@@ -85,7 +86,7 @@ export function createHttpApp({
 
   app.get('/healthz', async (_req, res) => {
     try {
-      await withTimeout(sql`select 1`, 2000);
+      await withTimeout(pingDatabase(sql), 2000);
       res.json({ status: 'ok' });
     } catch {
       sendError(res, 503, 'unavailable', 'the database is not answering');

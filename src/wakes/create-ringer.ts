@@ -1,10 +1,14 @@
 import type postgres from 'postgres';
 import { wakeContent, type Doorbell } from '../contract/doorbell.js';
-import { eventRecorded, recordEvent } from '../data/index.js';
+import { recordEvent } from '../data/index.js';
+import { dueRings } from '../data/wakes/due-rings.js';
+import { forgetFinishedRings } from '../data/wakes/forget-finished-rings.js';
+import { lostRings } from '../data/wakes/lost-rings.js';
+import { neverRungTodos } from '../data/wakes/never-rung-todos.js';
+import { listenForRings, sendRing } from '../data/wakes/ring-channel.js';
 import type { Logger } from '../platform/logger.js';
 import type { Outbound } from '../platform/egress/create-egress.js';
 import type { LocalSessions } from './local-sessions.js';
-import { forgetFinishedRings } from './forget-finished-rings.js';
 import { sendWebhook } from '../integrations/webhooks/send-webhook.js';
 import { DISPATCHER, takeRing, type Ring, type RingTarget } from './take-ring.js';
 
@@ -64,14 +68,12 @@ export function createRinger({
   /** Work started by a NOTIFY, which the dispatcher waits for on close. */
   track: (work: Promise<unknown>) => void;
 }): Ringer {
-  const ringChannel = `${schema}.rings`;
-
   /** Delivers one ring to its target and records the attempt; on failure, rings someone else. */
   const deliver = async (ring: Ring, failovers: number): Promise<void> => {
     const { target, todo } = ring;
     if (!target) return; // stored: takeRing said so in the todo's history
     if (target.kind === 'session' && target.process_id !== processId) {
-      await sql.notify(ringChannel, JSON.stringify({ ring, failovers }));
+      await sendRing(sql, schema, JSON.stringify({ ring, failovers }));
       return;
     }
     const outcome = await attempt(target, ring);
@@ -139,17 +141,7 @@ export function createRinger({
   const recoverLostRings = async () => {
     const ids = sessions.ids();
     if (ids.length === 0) return;
-    const lost = await sql<{ todo_id: number }[]>`
-      select r.todo_id from todo_rings r
-      join todos t on t.id = r.todo_id and t.state = 'pending'
-      where r.last_session = any(${ids}::uuid[])
-        and not ${eventRecorded(sql, {
-          todo: sql`r.todo_id`,
-          actions: ['rung'],
-          key: 'ring',
-          equals: sql`r.rings::text`,
-        })}`;
-    for (const { todo_id } of lost) await ringNow(todo_id, 'retry');
+    for (const todoId of await lostRings(sql, ids)) await ringNow(todoId, 'retry');
   };
 
   return {
@@ -157,19 +149,12 @@ export function createRinger({
     async scan() {
       // Rings of todos that were claimed (or finished) are done with.
       await forgetFinishedRings(sql);
-      const due = await sql<{ todo_id: number }[]>`
-        select todo_id from todo_rings where next_ring_at <= now() order by next_ring_at limit 100`;
-      for (const { todo_id } of due) await ringNow(todo_id, 'due');
+      for (const todoId of await dueRings(sql)) await ringNow(todoId, 'due');
     },
     async catchUp() {
-      const missed = await sql<{ id: number }[]>`
-        select t.id from todos t
-        where t.state = 'pending' and t.available_at <= now() and t.kind <> 'approval'
-          and not exists (select 1 from todo_rings r where r.todo_id = t.id)
-        order by t.available_at limit 500`;
-      for (const { id } of missed) await ringNow(id, { wake: 'catch-up' });
+      for (const id of await neverRungTodos(sql)) await ringNow(id, { wake: 'catch-up' });
     },
-    listen: () => direct.listen(ringChannel, onRemoteRing, () => track(recoverLostRings())),
+    listen: () => listenForRings(direct, schema, onRemoteRing, () => track(recoverLostRings())),
   };
 }
 

@@ -2,6 +2,16 @@ import { randomUUID } from 'node:crypto';
 import type postgres from 'postgres';
 import type { Doorbell } from '../contract/doorbell.js';
 import { cancelSessionApprovals, type Principal } from '../data/index.js';
+import {
+  beatProcess,
+  removeDeadProcesses,
+  removeProcess,
+} from '../data/wakes/consumer-processes.js';
+import {
+  addConsumerSession,
+  removeConsumerSession,
+  removeProcessSessions,
+} from '../data/wakes/consumer-sessions.js';
 import type { SessionPath } from './take-ring.js';
 
 /** A consumer attached to this process: it says how to push to it; false means it could not. */
@@ -62,32 +72,25 @@ export function localSessions({
 
   const forget = async (consumer: LocalConsumer) => {
     local.delete(consumer.id);
-    await sql`delete from consumer_sessions where id = ${consumer.id}`;
+    await removeConsumerSession(sql, consumer.id);
     if (consumer.path === 'channel') await cancelSessionApprovals(sql, [consumer.id]);
   };
 
   let live = 1;
-  // The others are counted as rings count them alive (take-ring.ts); this one, as it beats.
   const beat = async () => {
-    const [row] = await sql<[{ live: number }?]>`
-      with me as (
-        insert into consumer_processes (id) values (${processId})
-        on conflict (id) do update set seen_at = now()
-        returning id
-      )
-      select 1 + (select count(*)::int from consumer_processes
-                  where id <> ${processId}
-                    and seen_at > now() - make_interval(secs => ${sessionTtlMs / 1000})) as live
-      from me`;
-    live = row?.live ?? 1;
+    live = await beatProcess(sql, processId, sessionTtlMs);
   };
 
   return {
     async attach(spec) {
       const consumer: LocalConsumer = { ...spec, id: randomUUID() };
-      await sql`
-        insert into consumer_sessions (id, principal, process_id, path, queues)
-        values (${consumer.id}, ${spec.principal.name}, ${processId}, ${spec.path}, ${spec.queues ?? null}::text[])`;
+      await addConsumerSession(sql, {
+        id: consumer.id,
+        principal: spec.principal.name,
+        processId,
+        path: spec.path,
+        queues: spec.queues ?? null,
+      });
       local.set(consumer.id, consumer);
       return consumer;
     },
@@ -108,32 +111,22 @@ export function localSessions({
       if (local.has(consumer.id)) await forget(consumer);
     },
     async removeGone(id) {
-      await sql`delete from consumer_sessions where id = ${id}`;
+      await removeConsumerSession(sql, id);
     },
     beat,
     liveProcesses: () => live,
     async heartbeat() {
       await beat();
       // Sessions of processes that died: gone, with the approvals their channels were waiting on.
-      const dead = await sql<{ id: string; path: string }[]>`
-        with dead as (
-          delete from consumer_processes
-          where seen_at < now() - make_interval(secs => ${(sessionTtlMs * 2) / 1000})
-        )
-        delete from consumer_sessions s
-        where not exists (
-          select 1 from consumer_processes p
-          where p.id = s.process_id
-            and p.seen_at >= now() - make_interval(secs => ${(sessionTtlMs * 2) / 1000}))
-        returning s.id, s.path`;
+      const dead = await removeDeadProcesses(sql, sessionTtlMs);
       await cancelSessionApprovals(
         sql,
         dead.filter((row) => row.path === 'channel').map((row) => row.id),
       );
     },
     async close() {
-      await sql`delete from consumer_sessions where process_id = ${processId}`.catch(() => {});
-      await sql`delete from consumer_processes where id = ${processId}`.catch(() => {});
+      await removeProcessSessions(sql, processId).catch(() => {});
+      await removeProcess(sql, processId).catch(() => {});
       local.clear();
     },
   };

@@ -1,5 +1,6 @@
 import type postgres from 'postgres';
-import { wakeChannel, type Wake } from '../data/index.js';
+import type { Wake } from '../data/index.js';
+import { listenForWakes } from '../data/wakes/listen-for-wakes.js';
 import type { Logger } from '../platform/logger.js';
 
 export type WakeListener = (wake: Wake) => void;
@@ -27,8 +28,9 @@ export async function createWakeHub(
   const listenCallbacks = new Set<() => void>();
   let markReady!: () => void;
   const ready = new Promise<void>((resolve) => (markReady = resolve));
-  const subscription = await direct.listen(
-    wakeChannel(schema),
+  const subscription = await listenForWakes(
+    direct,
+    schema,
     (payload) => {
       let wake: Wake;
       try {

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type postgres from 'postgres';
-import { wakeChannel, type Todo, type Wake } from '../data/index.js';
+import type { Todo, Wake } from '../data/index.js';
+import { sendWakes } from '../data/wakes/send-wakes.js';
 import type { Logger } from '../platform/logger.js';
 
 export interface WakeNotifier {
@@ -31,7 +32,6 @@ const QUEUE_MAX = 10_000;
  * past that, the dispatchers' catch-up read rings those todos: a lost wake costs latency only.
  */
 export function createWakeNotifier(sql: postgres.Sql, schema: string, log: Logger): WakeNotifier {
-  const channel = wakeChannel(schema);
   let queued: string[] = [];
   let sending: Promise<void> | undefined;
 
@@ -44,10 +44,7 @@ export function createWakeNotifier(sql: postgres.Sql, schema: string, log: Logge
       const payloads = queued;
       queued = [];
       try {
-        await sql`
-          select pg_notify(${channel}, payload)
-          from (select set_config('synchronous_commit', 'off', true)) quick,
-               unnest(${payloads}::text[]) payload`;
+        await sendWakes(sql, schema, payloads);
         failures = 0;
         failingSince = undefined;
       } catch (error) {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, expect, test } from 'vitest';
-import { forgetFinishedRings } from '../../src/wakes/forget-finished-rings.js';
+import { forgetFinishedRings } from '../../src/data/wakes/forget-finished-rings.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 
 let db: TestDatabase;

@@ -61,3 +61,16 @@ export async function endWebSession(db: Db, sessionId: number): Promise<void> {
 
 /** Sessions, links and the cookie's lifetime, for the cookie's Max-Age. */
 export const SESSION_MAX_AGE_SECONDS = ABSOLUTE_HOURS * 3600;
+
+/** How long console session `sessionId` has left, if it is live and its human not revoked. */
+export async function findWebSessionExpiry(
+  db: Db,
+  sessionId: number,
+): Promise<{ expires_in_ms: number } | undefined> {
+  const [row] = await db<{ expires_in_ms: number }[]>`
+    select (extract(epoch from s.expires_at - now()) * 1000)::float8 as expires_in_ms
+    from web_sessions s join principals p on p.id = s.principal_id
+    where s.id = ${sessionId} and s.expires_at > now()
+      and p.kind = 'human' and p.revoked_at is null`;
+  return row;
+}

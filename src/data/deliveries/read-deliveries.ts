@@ -56,3 +56,22 @@ export async function quarantineReasons(
     order by todo_id, id`;
   return new Map(rows.map((row) => [row.todo_id, row.note]));
 }
+
+/** A delivery as a rules dry run replays it: what it was, with the facts the rules read. */
+export type ReplayedDelivery = Pick<
+  DeliveryRow,
+  'id' | 'delivery_id' | 'event' | 'action' | 'disposition' | 'todo_id' | 'received_at'
+> & { facts: unknown };
+
+/** A source's latest deliveries but for duplicates, newest first: a rules dry run's input. */
+export async function recentSourceDeliveries(
+  sql: postgres.Sql,
+  source: string,
+  limit: number,
+): Promise<ReplayedDelivery[]> {
+  return sql<ReplayedDelivery[]>`
+    select id, delivery_id, event, action, disposition::text, todo_id, facts, received_at
+    from deliveries
+    where source = ${source} and disposition <> 'duplicate'
+    order by id desc limit ${limit}`;
+}

@@ -499,3 +499,10 @@ function grantFromJson(row: Grant): Grant {
     revoked_at: date(row.revoked_at),
   };
 }
+
+/** Which of these grants were revoked. */
+export async function revokedGrants(db: Db, grantIds: number[]): Promise<number[]> {
+  const revoked = await db<{ id: number }[]>`
+    select id from oauth_grants where id = any(${grantIds}::bigint[]) and revoked_at is not null`;
+  return revoked.map((row) => row.id);
+}

@@ -49,13 +49,11 @@ export function allowsNotice(db: Db, way: keyof NotificationPreferences) {
 }
 
 /**
- * Whether Slack tells `principal` of an approval: the app is installed with a token Slack has not
- * refused, the human is linked in its workspace, and keeps Slack on.
+ * SQL: the id of `principal` if it may be told this way (not revoked, and keeps the way on), else
+ * null; for an integration's own statement about whom it tells.
  */
-export function slackTells(db: Db, principal: string) {
-  return db`exists (
-    select 1 from principals p
-    join slack_links l on l.principal_id = p.id
-    join slack_apps a on a.team_id = l.team_id and a.bot_token is not null and a.token_refused_at is null
-    where p.name = ${principal} and p.revoked_at is null and ${allowsNotice(db, 'slack')})`;
+export function principalToTell(db: Db, principal: string, way: keyof NotificationPreferences) {
+  return db`(
+    select p.id from principals p
+    where p.name = ${principal} and p.revoked_at is null and ${allowsNotice(db, way)})`;
 }

@@ -22,27 +22,11 @@ export async function findHumanByGithubLogin(
   return human;
 }
 
-/**
- * The human a GitHub account signs in as: the one bound to its numeric id, else — the first
- * time — the human an admin added with its login, who is then bound to the id for good (so a
- * later rename, or someone else taking the old login, changes nothing).
- */
-export async function findGitHubHuman(
-  sql: Db,
-  user: { id: number; login: string },
-): Promise<Principal | undefined> {
-  const [bound] = await sql<Principal[]>`
-    select p.* from web_github_accounts a join principals p on p.id = a.principal_id
-    where a.github_user_id = ${user.id} and p.kind = 'human' and p.revoked_at is null`;
-  if (bound) return bound;
-  const human = await findHumanByGithubLogin(sql, user.login);
-  if (!human) return undefined;
-  // Only a human not bound yet is bound; one already bound to another id is someone else's.
-  const [binding] = await sql`
-    insert into web_github_accounts (principal_id, github_user_id) values (${human.id}, ${user.id})
-    on conflict do nothing
-    returning principal_id`;
-  return binding ? human : undefined;
+/** The (not revoked) human with this id. */
+export async function findHumanById(db: Db, id: number): Promise<Principal | undefined> {
+  const [human] = await db<Principal[]>`
+    select * from principals where id = ${id} and kind = 'human' and revoked_at is null`;
+  return human;
 }
 
 export interface NewHuman {

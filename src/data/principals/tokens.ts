@@ -116,3 +116,18 @@ interface GrantColumns {
 export async function authenticateToken(db: Db, token: string): Promise<Principal | undefined> {
   return (await authenticateBearer(db, token))?.principal;
 }
+
+/**
+ * The token with this hash, if it holds (neither it nor its principal revoked, nor an agent's
+ * owner): its row's id, and the id of the agent's owner (null for a human's token).
+ */
+export async function findLiveToken(
+  db: Db,
+  hash: Buffer,
+): Promise<{ id: number; owner_id: number | null } | undefined> {
+  const [row] = await db<{ id: number; owner_id: number | null }[]>`
+    select t.id, (select o.id from principals o where o.name = p.owner) as owner_id
+    from tokens t join principals p on p.id = t.principal_id
+    where t.hash = ${hash} and t.revoked_at is null and ${principalHolds(db)}`;
+  return row;
+}

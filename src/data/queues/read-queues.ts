@@ -136,3 +136,12 @@ function heldBackOf(row: QueueRow, window: ClaimsWindow | null): HeldBack | null
       ` — next at ${decisive.next_at.toISOString()}`,
   };
 }
+
+/** Every queue that has limits, with its limits and usage. */
+export async function readLimitedQueues(db: Db): Promise<Queue[]> {
+  const rows = await db<{ queue: string }[]>`select queue from queue_limits`;
+  return readQueues(
+    db,
+    rows.map((row) => row.queue),
+  );
+}

@@ -1,5 +1,6 @@
 import type postgres from 'postgres';
 import { pruneFinishedHistories, pruneFinishedSecrets, type HistoryCursor } from '../index.js';
+import { pruneSlackMessages } from '../slack/prune-slack-messages.js';
 
 /** How many rows of each table one pass deleted. */
 export interface Pruned {
@@ -76,18 +77,8 @@ export async function pruneOldRows(sql: postgres.Sql, options: PruneOptions): Pr
   await prune('github_redeliveries', 'guid', 'requested_at');
   pruned.todo_events = await pruneFinishedHistories(sql, cutoff, batch, options);
   pruned.todo_secrets = await pruneFinishedSecrets(sql, cutoff, batch, options.signal);
-  // Approvals that ended (a verdict, an expiry, a cancel) before the cutoff, as their history
-  // goes; a message whose posting or closing update is still owed stays until it is sent.
-  await inBatches(
-    'slack_messages',
-    () => sql`
-    delete from slack_messages where todo_id in (
-      select m.todo_id from slack_messages m join todos t on t.id = m.todo_id
-      where t.state in ('done', 'canceled') and t.updated_at < ${cutoff}
-        and not exists (select 1 from outbox o
-                        where o.todo_id = m.todo_id and o.kind = 'slack' and o.state = 'pending')
-      order by m.todo_id limit ${batch} for update of m skip locked)`,
-  );
+  // Approvals that ended before the cutoff: Slack's store says which of its messages go.
+  await inBatches('slack_messages', () => pruneSlackMessages(sql, cutoff, batch));
   // Counts of failed authentications whose window ended: the next failure starts afresh anyway.
   await inBatches(
     'auth_failures',

@@ -3,7 +3,7 @@ import type postgres from 'postgres';
 import type { WakeHub } from '../../wakes/wake-hub.js';
 import type { PublicAddress } from '../../kit/http/public-address.js';
 import type { Logger } from '../../platform/logger.js';
-import type { SlackMessageRow } from '../../outbox/claim-due-write-back.js';
+import type { SlackMessageRow } from '../../data/outbox/claim-due-write-back.js';
 import type { SecretBox } from '../../platform/secrets/secret-box.js';
 import { createSlackMessageSender } from './send-slack-message.js';
 import type { RenderPage } from '../../kit/pages/render-page.js';

@@ -1,6 +1,6 @@
 import type postgres from 'postgres';
 import type { Logger } from '../../platform/logger.js';
-import type { SlackMessageRow } from '../../outbox/claim-due-write-back.js';
+import type { SlackMessageRow } from '../../data/outbox/claim-due-write-back.js';
 import { FinalSendError, RetryLaterError } from '../../outbox/final-send-error.js';
 import type { SecretBox } from '../../platform/secrets/secret-box.js';
 import { approvalBlocks, fallbackText, outcomeOf } from './approval-message.js';

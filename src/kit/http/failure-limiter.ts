@@ -1,4 +1,5 @@
 import type postgres from 'postgres';
+import { countAuthFailure } from '../../data/principals/count-auth-failure.js';
 
 export interface FailureLimiter {
   /** The limit: failures allowed per key per window, across every server process. */
@@ -61,14 +62,7 @@ export function createFailureLimiter({
       return undefined;
     },
     async fail(key) {
-      const window = sql`now() + make_interval(secs => ${windowMs / 1000})`;
-      const [row] = await sql<[{ failures: number; seconds: number }]>`
-        insert into auth_failures as f (limiter, key, failures, window_ends_at)
-        values (${name}, ${key}, 1, ${window})
-        on conflict (limiter, key) do update set
-          failures = case when f.window_ends_at <= now() then 1 else f.failures + 1 end,
-          window_ends_at = case when f.window_ends_at <= now() then ${window} else f.window_ends_at end
-        returning failures, ceil(extract(epoch from window_ends_at - now()))::int as seconds`;
+      const row = await countAuthFailure(sql, name, key, windowMs);
       const wait = Math.max(1, row.seconds);
       // Its allowance used up: what is checked before it fails (a webhook body) is refused now.
       if (row.failures >= limit) remember(key, wait);

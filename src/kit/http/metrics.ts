@@ -1,7 +1,10 @@
 import type { RequestHandler } from 'express';
 import type postgres from 'postgres';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { readQueues, type HeldBack, type Queue } from '../../data/index.js';
+import type { HeldBack, Queue } from '../../data/index.js';
+import { countTodos, oldestPendingAges } from '../../data/metrics/todo-gauges.js';
+import { readLimitedQueues } from '../../data/queues/read-queues.js';
+import { pingDatabase } from '../../platform/db/ping-database.js';
 
 export interface Metrics {
   registry: Registry;
@@ -36,10 +39,7 @@ export function createMetrics(sql: postgres.Sql): Metrics {
     registers: [registry],
     async collect() {
       todos.reset();
-      const rows = await sql<{ queue: string; state: string; count: number }[]>`
-        select queue, state::text, count(*) as count from todos group by queue, state`.catch(
-        () => [],
-      );
+      const rows = await countTodos(sql).catch(() => []);
       for (const row of rows) todos.set({ queue: row.queue, state: row.state }, row.count);
     },
   });
@@ -50,24 +50,14 @@ export function createMetrics(sql: postgres.Sql): Metrics {
     registers: [registry],
     async collect() {
       oldest.reset();
-      const rows = await sql<{ queue: string; age: number }[]>`
-        select queue, extract(epoch from now() - min(available_at))::float8 as age
-        from todos where state = 'pending' and available_at <= now() group by queue`.catch(
-        () => [],
-      );
+      const rows = await oldestPendingAges(sql).catch(() => []);
       for (const row of rows) oldest.set({ queue: row.queue }, row.age);
     },
   });
   // Limited queues: one read per scrape, shared by their gauges (collected at the same moment).
   let reading: Promise<Queue[]> | null = null;
   const limitedQueues = () =>
-    (reading ??= sql<{ queue: string }[]>`select queue from queue_limits`
-      .then((rows) =>
-        readQueues(
-          sql,
-          rows.map((row) => row.queue),
-        ),
-      )
+    (reading ??= readLimitedQueues(sql)
       .catch(() => [])
       .finally(() => (reading = null)));
   const queueGauge = (
@@ -137,7 +127,7 @@ export function createMetrics(sql: postgres.Sql): Metrics {
     registers: [registry],
     async collect() {
       databaseUp.set(
-        await sql`select 1`.then(
+        await pingDatabase(sql).then(
           () => 1,
           () => 0,
         ),

@@ -1,5 +1,7 @@
 import type postgres from 'postgres';
-import { hashToken, principalHolds } from '../../data/index.js';
+import { findWebSessionExpiry } from '../../data/console/web-sessions.js';
+import { findLiveToken, hashToken } from '../../data/index.js';
+import { listenForRevocations } from '../../data/principals/listen-for-revocations.js';
 import type { Logger } from '../../platform/logger.js';
 
 /** What a long-lived response was opened with: a bearer token, or a console session. */
@@ -71,20 +73,13 @@ export async function createRevocationWatch(
   const holds = async (watcher: Watcher): Promise<boolean> => {
     const { credential } = watcher;
     if (credential.kind === 'token') {
-      const [row] = await sql<{ id: number; owner_id: number | null }[]>`
-        select t.id, (select o.id from principals o where o.name = p.owner) as owner_id
-        from tokens t join principals p on p.id = t.principal_id
-        where t.hash = ${watcher.hash!} and t.revoked_at is null and ${principalHolds(sql)}`;
+      const row = await findLiveToken(sql, watcher.hash!);
       if (!row) return false;
       watcher.tokenId = Number(row.id);
       watcher.ownerId = row.owner_id === null ? null : Number(row.owner_id);
       return true;
     }
-    const [row] = await sql<{ expires_in_ms: number }[]>`
-      select (extract(epoch from s.expires_at - now()) * 1000)::float8 as expires_in_ms
-      from web_sessions s join principals p on p.id = s.principal_id
-      where s.id = ${credential.sessionId} and s.expires_at > now()
-        and p.kind = 'human' and p.revoked_at is null`;
+    const row = await findWebSessionExpiry(sql, credential.sessionId);
     if (!row) return false;
     clearTimeout(watcher.timer);
     watcher.timer = setTimeout(
@@ -137,7 +132,7 @@ export async function createRevocationWatch(
   };
 
   let listened = false;
-  const subscription = await direct.listen(`${schema}.revocations`, heard, () => {
+  const subscription = await listenForRevocations(direct, schema, heard, () => {
     // The first LISTEN has nothing to catch up on; every later one may have missed a NOTIFY.
     if (listened) for (const watcher of watchers) void check(watcher);
     listened = true;

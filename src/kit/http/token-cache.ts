@@ -1,5 +1,6 @@
 import type postgres from 'postgres';
 import { authenticateBearer, hashToken, type Bearer } from '../../data/index.js';
+import { listenForRevocations } from '../../data/principals/listen-for-revocations.js';
 import type { Logger } from '../../platform/logger.js';
 
 export interface TokenCache {
@@ -41,8 +42,9 @@ export async function createTokenCache(
     generation++;
     entries.clear();
   };
-  const subscription = await direct.listen(
-    `${schema}.revocations`,
+  const subscription = await listenForRevocations(
+    direct,
+    schema,
     // A console session's end (`web_sessions:<id>`) concerns no token.
     (payload) => {
       if (!payload.startsWith('web_sessions:')) clear();

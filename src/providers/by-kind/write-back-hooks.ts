@@ -4,7 +4,7 @@ import type { TodoHooks } from '../../todos/create-todo-service.js';
 import { displayId, type Actor, type Todo } from '../../data/index.js';
 import { providerFor, providerOfKind } from './provider-for.js';
 import { PROVIDER_KINDS } from '../../contract/todo.js';
-import { COMMENT_MAX, enqueueWriteBack } from '../../outbox/enqueue-write-back.js';
+import { COMMENT_MAX, enqueueWriteBack } from '../../data/outbox/enqueue-write-back.js';
 
 /** The providers a todo's summary may go back to. */
 const WRITES_BACK = PROVIDER_KINDS.filter((kind) => providerFor(kind).writeBack);

@@ -2,6 +2,14 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type postgres from 'postgres';
 import type { ProbotOctokit } from 'probot';
 import type { MissingDelivery, ReconcileReport } from '../../contract/deliveries.js';
+import {
+  askedRedeliveries,
+  markRedeliveryAccepted,
+  markRedeliveryRefused,
+  recordedGitHubDeliveries,
+  recordRedeliveryRequest,
+  redeliveryWindowStart,
+} from '../../data/deliveries/github-redeliveries.js';
 import type { ReconcileTuning } from '../provider.js';
 
 export const GITHUB_LOG_WINDOW_MS = 3 * 86_400_000;
@@ -38,13 +46,6 @@ type LoggedAttempt = {
   action: string | null;
 };
 
-interface AskedRow {
-  guid: string;
-  attempt_id: string;
-  requests: number;
-  accepted: boolean;
-}
-
 /** The status and GitHub's message only: an Octokit error also carries the request and its JWT. */
 export function describeGitHubError(error: unknown): string {
   const status = (error as { status?: unknown }).status;
@@ -77,10 +78,7 @@ export async function reconcileDeliveries(
   });
   // A delivery from before this database existed was never meant for it (another deployment's,
   // or one before this installation): it is not switchboard's to ask for.
-  // GitHub's times are whole seconds.
-  const [{ since }] = await sql<[{ since: Date }]>`
-    select date_trunc('second', greatest(now() - make_interval(secs => ${options.sinceMs / 1000}),
-                                         (select min(applied_at) from schema_migrations))) as since`;
+  const since = await redeliveryWindowStart(sql, options.sinceMs);
 
   const attempts: LoggedAttempt[] = [];
   try {
@@ -115,20 +113,8 @@ export async function reconcileDeliveries(
   const guids = [...latest.keys()];
   // Any record of an event's id means it arrived, a `duplicate` too (its body had come before
   // under another id): asking GitHub for it again would only make another duplicate.
-  const recorded = new Set(
-    (
-      await sql<{ delivery_id: string }[]>`
-        select distinct delivery_id from deliveries
-        where source = 'github' and delivery_id = any(${guids})`
-    ).map((row) => row.delivery_id),
-  );
-  const asked = new Map(
-    (
-      await sql<AskedRow[]>`
-        select guid, attempt_id::text, requests, accepted from github_redeliveries
-        where guid = any(${guids})`
-    ).map((row) => [row.guid, row]),
-  );
+  const recorded = await recordedGitHubDeliveries(sql, guids);
+  const asked = await askedRedeliveries(sql, guids);
 
   const missing = [...latest.values()]
     .filter((attempt) => !recorded.has(attempt.guid))
@@ -170,26 +156,18 @@ export async function reconcileDeliveries(
     if (budget === 0 || options.signal?.aborted) continue;
     if (budget < tuning.maxRequests) await sleep(tuning.spacingMs, undefined, { ref: false });
     budget--;
-    const [row] = await sql<[{ requests: number }]>`
-      insert into github_redeliveries (guid, event, action, attempt_id, status_code)
-      values (${attempt.guid}, ${attempt.event.slice(0, 100)}, ${attempt.action?.slice(0, 100) ?? null},
-              ${String(attempt.id)}, ${attempt.status_code})
-      on conflict (guid) do update
-        set requests = github_redeliveries.requests + 1, attempt_id = excluded.attempt_id,
-            status_code = excluded.status_code, requested_at = now(), accepted = false, error = null
-      returning requests`;
-    entry.requests = row.requests;
+    entry.requests = await recordRedeliveryRequest(sql, attempt);
     try {
       await octokit.rest.apps.redeliverWebhookDelivery({
         delivery_id: Number(attempt.id),
         request: request(),
       });
       entry.outcome = 'requested';
-      await sql`update github_redeliveries set accepted = true where guid = ${attempt.guid}`;
+      await markRedeliveryAccepted(sql, attempt.guid);
     } catch (error) {
       entry.outcome = 'refused';
       entry.error = describeGitHubError(error);
-      await sql`update github_redeliveries set error = ${entry.error.slice(0, 500)} where guid = ${attempt.guid}`;
+      await markRedeliveryRefused(sql, attempt.guid, entry.error);
     }
   }
   return report;

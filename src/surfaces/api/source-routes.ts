@@ -5,6 +5,7 @@ import { adminOnly } from '../../kit/http/admin-only.js';
 import { actorOf } from '../../kit/http/authenticate.js';
 import { HttpError } from '../../kit/http/http-error.js';
 import type { PublicAddress } from '../../kit/http/public-address.js';
+import { recentSourceDeliveries } from '../../data/deliveries/read-deliveries.js';
 import { invalid, notFound } from '../../data/index.js';
 import type { OutboundPolicy } from '../../platform/egress/egress-policy.js';
 import { providerFor } from '../../providers/by-kind/provider-for.js';
@@ -146,22 +147,7 @@ export function sourceRoutes(
       if (error instanceof RulesError) throw invalid(`the rules are not valid: ${error.message}`);
       throw error;
     }
-    const recent = await sql<
-      {
-        id: number;
-        delivery_id: string;
-        event: string;
-        action: string | null;
-        disposition: string;
-        todo_id: number | null;
-        facts: Facts;
-        received_at: Date;
-      }[]
-    >`
-      select id, delivery_id, event, action, disposition::text, todo_id, facts, received_at
-      from deliveries
-      where source = ${name} and disposition <> 'duplicate'
-      order by id desc limit ${DRY_RUN_DELIVERIES}`;
+    const recent = await recentSourceDeliveries(sql, name, DRY_RUN_DELIVERIES);
     const provider = providerFor(source.kind);
     const dryRun = recent.map((delivery) => {
       const would = decideDelivery(
@@ -170,7 +156,8 @@ export function sourceRoutes(
           source: source.name,
           owner: source.owner,
           deliveryId: delivery.delivery_id,
-          facts: delivery.facts,
+          // Its own rows: the facts a provider read, as it wrote them.
+          facts: delivery.facts as Facts,
         },
         rules,
         { writeBack: false },

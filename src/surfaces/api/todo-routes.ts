@@ -17,7 +17,7 @@ import {
   TODO_STATES,
 } from '../../data/index.js';
 import { SECRET_ID } from '../../contract/secret.js';
-import { isOwnChannelSession } from '../../wakes/is-own-channel-session.js';
+import { isOwnChannelSession } from '../../data/wakes/is-own-channel-session.js';
 import type { TodoService } from '../../todos/create-todo-service.js';
 import { actorOf } from '../../kit/http/authenticate.js';
 

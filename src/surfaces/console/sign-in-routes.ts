@@ -7,7 +7,8 @@ import type { PublicAddress } from '../../kit/http/public-address.js';
 import { actorOf } from '../../kit/http/authenticate.js';
 import { clientAddressOf } from '../../kit/http/client-address.js';
 import { createFailureLimiter } from '../../kit/http/failure-limiter.js';
-import { assertHuman, findGitHubHuman } from '../../data/index.js';
+import { findGitHubHuman } from '../../data/console/github-accounts.js';
+import { assertHuman } from '../../data/index.js';
 import {
   authorizeUrl,
   GitHubSignInError,

@@ -1,5 +1,7 @@
 import { Router, type RequestHandler } from 'express';
 import type postgres from 'postgres';
+import { revokedGrants } from '../../data/oauth/oauth-grants.js';
+import { listenForRevocations } from '../../data/principals/listen-for-revocations.js';
 import { authenticate } from '../../kit/http/authenticate.js';
 import type { FailureLimiter } from '../../kit/http/failure-limiter.js';
 import type { TokenCache } from '../../kit/http/token-cache.js';
@@ -100,12 +102,11 @@ export function createOAuth(options: OAuthOptions): OAuth {
       const endRevoked = async () => {
         const open = endpoint.openGrants();
         if (open.length === 0) return;
-        const revoked = await sql<{ id: number }[]>`
-          select id from oauth_grants where id = any(${open}::bigint[]) and revoked_at is not null`;
-        for (const { id } of revoked) endpoint.endGrant(id);
+        for (const id of await revokedGrants(sql, open)) endpoint.endGrant(id);
       };
-      const subscription = await options.direct.listen(
-        `${schema}.revocations`,
+      const subscription = await listenForRevocations(
+        options.direct,
+        schema,
         (payload) => {
           const grant = /^oauth_grants (\d+)$/.exec(payload);
           if (grant) endpoint.endGrant(Number(grant[1]));

@@ -1,8 +1,7 @@
 import type postgres from 'postgres';
-import type { Delivery } from '../contract/deliveries.js';
-import { todoColumns, type PreparedTodo, type Todo } from '../data/index.js';
+import type { Delivery, Disposition } from '../../contract/deliveries.js';
+import { todoColumns, type PreparedTodo, type Todo } from '../index.js';
 import { writeBacksInsert, type QueuedWriteBack } from '../outbox/enqueue-write-back.js';
-import type { Disposition } from '../providers/decide-delivery.js';
 
 /** A delivery's row, as recorded on arrival: what the API lists of it, with its facts and hash. */
 export type ArrivalRow = Pick<

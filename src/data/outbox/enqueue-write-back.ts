@@ -1,6 +1,6 @@
 import type postgres from 'postgres';
-import type { Db } from '../platform/db/open-database.js';
-import type { ProviderKind } from '../contract/todo.js';
+import type { Db } from '../../platform/db/open-database.js';
+import type { ProviderKind } from '../../contract/todo.js';
 
 /** The longest comment the outbox holds: GitHub's cap (GitLab's and Gitea's are higher). */
 export const COMMENT_MAX = 65_536;

@@ -1,5 +1,5 @@
 import type postgres from 'postgres';
-import type { ProviderKind } from '../contract/todo.js';
+import type { ProviderKind } from '../../contract/todo.js';
 
 /** A row of the outbox being attempted: a provider's write-back, or a Slack message. */
 export type OutboxRow = ProviderWriteBackRow | SlackMessageRow;
