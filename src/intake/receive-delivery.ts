@@ -196,7 +196,7 @@ export function createIntake(options: IntakeOptions): Intake {
     const { raw, body } = read;
 
     // 1. The exact bytes, verified before anything is parsed.
-    const verified = provider.verify(raw, req.headers, origin.secrets);
+    const verified = await provider.verify(raw, req.headers, origin.secrets);
     if (!verified.ok) {
       await body.failed();
       return verified.malformed

@@ -191,7 +191,11 @@ export interface Provider<Rules = unknown> {
    */
   lenient?: boolean;
   /** Verifies the exact bytes under the headers it reads, in constant time. */
-  verify(raw: Buffer, headers: IncomingHttpHeaders, secrets: string[]): Verification;
+  verify(
+    raw: Buffer,
+    headers: IncomingHttpHeaders,
+    secrets: string[],
+  ): Verification | Promise<Verification>;
   /** What a refusal calls its delivery id (`X-GitHub-Delivery`); else `the delivery id`. */
   deliveryIdName?: string;
   /** The provider's id of the delivery (a retry repeats it), or null when it sent none. */

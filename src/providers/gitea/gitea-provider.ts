@@ -7,7 +7,7 @@ import { header, type Provider, type ProviderKind, type Route } from '../provide
 import { sameLogin } from '../same-login.js';
 import type { SourceFacts } from '../source-facts.js';
 import { sourceProvider } from '../source-provider.js';
-import { verifyHmacSha256 } from '../verify-hmac-sha256.js';
+import { verifySha256Signature } from '../verify-sha256-signature.js';
 import { giteaRules, type GiteaRules } from './gitea-rules.js';
 
 /**
@@ -35,7 +35,7 @@ export function createGiteaProvider(
     name: kind === 'forgejo' ? 'Forgejo' : 'Gitea',
     // The event decides every rule: read without it, a delivery is no event at all.
     requiredHeaders: [named('Event'), named('Delivery')],
-    verify(raw, headers, secrets) {
+    async verify(raw, headers, secrets) {
       const bare = first(headers, 'signature');
       const hub = header(headers, 'x-hub-signature-256');
       const hex = bare ?? (hub?.startsWith('sha256=') ? hub.slice(7) : undefined);
@@ -45,9 +45,9 @@ export function createGiteaProvider(
           reason: `no signature: ${kind === 'forgejo' ? 'X-Forgejo-Signature, ' : ''}X-Gitea-Signature or X-Hub-Signature-256 is required (set the webhook's secret)`,
         };
       }
-      return verifyHmacSha256(
+      return verifySha256Signature(
         raw,
-        hex,
+        `sha256=${hex}`,
         secrets,
         "the signature does not match the body under this source's secret",
       );

@@ -1,5 +1,5 @@
 import { header, type Draft, type Provider } from '../provider.js';
-import { verifyHmacSha256 } from '../verify-hmac-sha256.js';
+import { verifySha256Signature } from '../verify-sha256-signature.js';
 import { createDeliveryReconciler } from './create-delivery-reconciler.js';
 import { decideByComment } from './decide-by-comment.js';
 import { evaluateTrust } from './evaluate-trust.js';
@@ -41,11 +41,11 @@ export const githubProvider: Provider<RepositoryConfig> = {
     EVENT.test(header(headers, 'x-github-event') ?? '')
       ? null
       : 'X-GitHub-Event must be the name of a GitHub event',
-  verify(raw, headers, secrets) {
+  async verify(raw, headers, secrets) {
     const signature = header(headers, 'x-hub-signature-256');
     if (!signature) return { ok: false, reason: 'required header missing: x-hub-signature-256' };
     if (!signature.startsWith('sha256=')) return { ok: false, reason: MISMATCH };
-    return verifyHmacSha256(raw, signature.slice(7), secrets, MISMATCH);
+    return verifySha256Signature(raw, signature, secrets, MISMATCH);
   },
   deliveryIdName: 'X-GitHub-Delivery',
   deliveryId: (headers) => header(headers, 'x-github-delivery') ?? null,

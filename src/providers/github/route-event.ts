@@ -1,3 +1,4 @@
+import type { WebhookEventMap } from '@octokit/webhooks-types';
 import { z } from 'zod';
 import { addressesSwitchboard } from '../addresses-switchboard.js';
 import type { Draft, Origin, Route } from '../provider.js';
@@ -34,11 +35,30 @@ interface Context {
   where: string;
 }
 
+/** Every `event.action` GitHub documents (@octokit/webhooks-types). */
+type EventAction = {
+  [Event in keyof WebhookEventMap]: WebhookEventMap[Event] extends { action: infer Action }
+    ? Action extends string
+      ? `${Event}.${Action}`
+      : never
+    : never;
+}[keyof WebhookEventMap];
+
+/** GitHub's payload with every field present: a rule may require what GitHub marks optional. */
+type Present<T> = T extends object
+  ? { [Key in keyof T]-?: Present<NonNullable<T[Key]>> }
+  : NonNullable<T>;
+
+/** The payload GitHub documents for one `event.action`. */
+type PayloadOf<On extends EventAction> = On extends `${infer Event}.${infer Action}`
+  ? Extract<WebhookEventMap[Event & keyof WebhookEventMap], { action: Action }>
+  : never;
+
 /** One rule: the event it takes, the fields it reads, what it makes of them. */
-interface RuleSpec<Name extends RuleName, Payload> {
+interface RuleSpec<Name extends RuleName, Payload, On extends EventAction = EventAction> {
   rule: Name;
   /** `event.action` */
-  on: string;
+  on: On;
   /** Every payload field it reads: recorded as the delivery's facts (read-rule-fields.ts). */
   fields: { [key: string]: FieldSpec };
   /** From the fields alone: whether any configuration could want it (before config is read). */
@@ -54,8 +74,16 @@ type Fields = Record<
   { state?: unknown; conclusion?: unknown; draft?: unknown } | undefined
 >;
 type AnyRule = RuleSpec<RuleName, unknown>;
-const defineRule = <Name extends RuleName, Payload>(spec: RuleSpec<Name, Payload>) =>
-  spec as unknown as AnyRule;
+/**
+ * A rule, checked against GitHub's own payload types: what its schema reads must be what GitHub
+ * documents for its event (a field renamed or retyped there fails to compile here).
+ */
+const defineRule = <Name extends RuleName, Payload, On extends EventAction>(
+  spec: RuleSpec<Name, Payload, On> &
+    (Present<PayloadOf<On>> extends Payload
+      ? unknown
+      : { payload: 'does not fit GitHub’s payload' }),
+) => spec as unknown as AnyRule;
 
 const LOGIN = { login: 'value' } as const;
 const ISSUE = {
@@ -329,7 +357,7 @@ const RULES: AnyRule[] = [
   }),
 ];
 
-const BY_EVENT = new Map(RULES.map((spec) => [spec.on, spec]));
+const BY_EVENT = new Map<string, AnyRule>(RULES.map((spec) => [spec.on, spec]));
 
 /** Every payload field a rule reads (and the action), merged: what a delivery's facts keep. */
 export const RULE_FIELDS: { [key: string]: FieldSpec } = RULES.reduce(
