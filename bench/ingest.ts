@@ -84,7 +84,7 @@ export async function runIngestBenchmark(
   const serverSql = connect(url, { schema: serverSchema, max: 1, log: silentLogger });
   const sql = connect(url, { schema: insertSchema, max: SENDERS, log: silentLogger });
   await createBareIntakeTables(serverSql, probotSchema);
-  const probot = await spawnBareProcess('probot', url, probotSchema, SECRET);
+  const probot = await spawnBareProcess('probot', url, probotSchema, { secret: SECRET });
   try {
     const [{ synchronous_commit: synchronousCommit }] = await sql<
       [{ synchronous_commit: string }]
