@@ -1,6 +1,6 @@
 // CLI start-up: the wall time of `switchboard todo list --json` against a running server, next to
 // `node -e 0` measured in the same run. Agents call the CLI in loops, so its start-up is their
-// latency; the target is at most 2× a bare node start.
+// latency; the target is at most 1.5× a bare node start.
 //
 //   npm run bench:cli            (BENCH_CLI_RUNS=15, BENCH_DATABASE_URL=… optional)
 import { spawn } from 'node:child_process';
@@ -15,6 +15,7 @@ import { readCredentialsFile } from '../src/platform/config/credentials-file.js'
 import type { Benchmark, SummaryRow } from './support/benchmark.js';
 import { countFromEnv } from './support/count-from-env.js';
 import { targetCell } from './support/format-summary-table.js';
+import { describeLoad, loadNote, machineLoad } from './support/machine-load.js';
 import { median } from './support/percentile.js';
 import { runIfMain } from './support/run-if-main.js';
 import { startBenchServer } from './support/start-bench-server.js';
@@ -24,7 +25,7 @@ const BIN = join(ROOT, 'bin', 'run.js');
 const DEFAULT_RUNS = 15;
 const WARMUP_RUNS = 2;
 const TODOS = 20;
-const TARGET_RATIO = 2;
+const TARGET_RATIO = 1.5;
 
 export interface CliStartupResult {
   runs: number;
@@ -34,6 +35,8 @@ export interface CliStartupResult {
   nodeMedian: number;
   cliMedian: number;
   ratio: number;
+  /** The 1-minute load average when the run started and ended. */
+  load: [number, number];
 }
 
 /**
@@ -49,6 +52,7 @@ export async function runCliStartupBenchmark(
     throw new Error("the CLI is not built: run 'npm run build' first (npm run bench:cli does)");
   }
   const runs = options.runs ?? countFromEnv('BENCH_CLI_RUNS', DEFAULT_RUNS);
+  const loadAtStart = machineLoad();
   const dir = await mkdtemp(join(tmpdir(), 'switchboard-bench-cli-'));
   const configHome = join(dir, 'config');
   const credentialsFile = join(configHome, 'switchboard', 'credentials.json');
@@ -75,7 +79,15 @@ export async function runCliStartupBenchmark(
     }
     const nodeMedian = median(nodeMs);
     const cliMedian = median(cliMs);
-    return { runs, nodeMs, cliMs, nodeMedian, cliMedian, ratio: cliMedian / nodeMedian };
+    return {
+      runs,
+      nodeMs,
+      cliMs,
+      nodeMedian,
+      cliMedian,
+      ratio: cliMedian / nodeMedian,
+      load: [loadAtStart, machineLoad()],
+    };
   } finally {
     await server.sql`drop schema if exists ${server.sql(schema)} cascade`.catch(() => {});
     await server.close();
@@ -85,7 +97,7 @@ export async function runCliStartupBenchmark(
 
 /** The printed result: a markdown table, ready to paste into the README. */
 export function formatCliStartupTable(result: CliStartupResult): string {
-  const verdict = `${result.ratio.toFixed(2)} (target ≤ ${TARGET_RATIO}${result.ratio <= TARGET_RATIO ? '' : ', missed'})`;
+  const verdict = `${result.ratio.toFixed(2)} (target ≤ ${TARGET_RATIO}×${result.ratio <= TARGET_RATIO ? '' : ', missed'})`;
   return [
     `wall time of one process, start to exit (median of ${result.runs}, alternating runs)`,
     '',
@@ -93,6 +105,8 @@ export function formatCliStartupTable(result: CliStartupResult): string {
     '| --- | ---: | --- |',
     `| \`node -e 0\` | ${Math.round(result.nodeMedian)} | 1.00 |`,
     `| \`switchboard todo list --json\` (${TODOS} todos) | ${Math.round(result.cliMedian)} | ${verdict} |`,
+    '',
+    describeLoad(...result.load),
   ].join('\n');
 }
 
@@ -101,10 +115,10 @@ export function cliStartupSummaryRows(result: CliStartupResult): SummaryRow[] {
   return [
     {
       benchmark: 'CLI start-up, `todo list --json`',
-      figure: `${Math.round(result.cliMedian)} ms`,
+      figure: `${Math.round(result.cliMedian)} ms (${loadNote(...result.load)})`,
       baseline: `\`node -e 0\` ${Math.round(result.nodeMedian)} ms`,
       ratio: result.ratio.toFixed(2),
-      target: targetCell(`≤ ${TARGET_RATIO}`, result.ratio <= TARGET_RATIO),
+      target: targetCell(`≤ ${TARGET_RATIO}×`, result.ratio <= TARGET_RATIO),
     },
   ];
 }

@@ -45,7 +45,7 @@ import { runIfMain } from './support/run-if-main.js';
 import { connectChannelConsumer } from './support/connect-channel-consumer.js';
 import { connectMcpConsumer } from './support/connect-mcp-consumer.js';
 import { openSseStream } from './support/open-sse-stream.js';
-import { describeLoad, machineLoad } from './support/machine-load.js';
+import { describeLoad, loadNote, machineLoad } from './support/machine-load.js';
 import { distribution, type Distribution } from './support/percentile.js';
 import { startBenchServer } from './support/start-bench-server.js';
 
@@ -60,11 +60,15 @@ const TAKE_RING_SAMPLES = 100;
 const GAP_MS = 10;
 /** A wake not heard within this fails the run: pushes must not be lost. */
 const WAIT_MS = 10_000;
-const P50_TARGET_RATIO = 2;
-const P99_TARGET_MS = 50;
-/** Issue 25: webhook → channel p50 ≤ 1.5× (bare Probot delivery + graphile-worker), p99 ≤ 25 ms. */
-const DELIVERY_P50_TARGET_RATIO = 1.5;
-const DELIVERY_P99_TARGET_MS = 25;
+/**
+ * A wake's p50 at most 1.5× its reference's and its p99 at most 25 ms: create → MCP against
+ * graphile-worker's addJob → start, and webhook → channel against the bare Probot app's answer
+ * plus graphile-worker's addJob → start.
+ */
+const P50_TARGET_RATIO = 1.5;
+const P99_TARGET_MS = 25;
+const DELIVERY_P50_TARGET_RATIO = P50_TARGET_RATIO;
+const DELIVERY_P99_TARGET_MS = P99_TARGET_MS;
 /** Re-rings far beyond the run: every ring measured is the first ring of a fresh wake. */
 const RERINGS = [3_600_000];
 
@@ -532,7 +536,7 @@ export function formatWakeLatencyTable(result: WakeLatencyResult): string {
       return `| ${r.label} | ${ms(r.latency.p50)} | ${ms(r.latency.p90)} | ${ms(r.latency.p99)} | ${ms(r.latency.max)} | ${ratio(r)} |`;
     }),
     '',
-    `MCP p99: ${ms(mcp.latency.p99)} ms (target < ${P99_TARGET_MS} ms${mcp.latency.p99 < P99_TARGET_MS ? '' : ', missed'})`,
+    `MCP p99: ${ms(mcp.latency.p99)} ms (target ≤ ${P99_TARGET_MS} ms${mcp.latency.p99 <= P99_TARGET_MS ? '' : ', missed'})`,
     '',
     'where the time goes (p50 / p99 ms from just before the write):',
     '',
@@ -580,10 +584,12 @@ export function wakeLatencySummaryRows(result: WakeLatencyResult): SummaryRow[] 
   const graphile = result.rows.find((row) => row.key === 'graphile')!;
   return (['mcp', 'sse', 'channel'] as const).map((key, index) => {
     const row = result.rows.find((r) => r.key === key)!;
-    const met = row.ratio <= P50_TARGET_RATIO && row.latency.p99 < P99_TARGET_MS;
+    const met = row.ratio <= P50_TARGET_RATIO && row.latency.p99 <= P99_TARGET_MS;
     return {
       benchmark: SUMMARY_LABELS[key],
-      figure: `p50 ${ms(row.latency.p50)} ms, p99 ${ms(row.latency.p99)} ms`,
+      figure:
+        `p50 ${ms(row.latency.p50)} ms, p99 ${ms(row.latency.p99)} ms` +
+        (key === 'mcp' ? ` (${loadNote(...result.load)})` : ''),
       baseline:
         index === 0
           ? `graphile-worker \`addJob\` → task start p50 ${ms(graphile.latency.p50)} ms, p99 ${ms(graphile.latency.p99)} ms`
@@ -591,7 +597,7 @@ export function wakeLatencySummaryRows(result: WakeLatencyResult): SummaryRow[] 
       ratio: row.ratio.toFixed(2),
       target:
         key === 'mcp'
-          ? targetCell(`p50 ≤ ${P50_TARGET_RATIO}×, p99 < ${P99_TARGET_MS} ms`, met)
+          ? targetCell(`p50 ≤ ${P50_TARGET_RATIO}×, p99 ≤ ${P99_TARGET_MS} ms`, met)
           : '—',
     };
   });
@@ -608,7 +614,7 @@ export function deliveryWakeSummaryRows(result: WakeLatencyResult): SummaryRow[]
   return [
     {
       benchmark: SUMMARY_LABELS.github,
-      figure: `p50 ${ms(github.latency.p50)} ms, p99 ${ms(github.latency.p99)} ms`,
+      figure: `p50 ${ms(github.latency.p50)} ms, p99 ${ms(github.latency.p99)} ms (${loadNote(...result.load)})`,
       baseline:
         `bare Probot app answers the same delivery p50 ${ms(probot.latency.p50)} ms + ` +
         `graphile-worker \`addJob\` → start p50 ${ms(graphile.latency.p50)} ms = ${ms(result.deliveryReference)} ms`,

@@ -3,19 +3,11 @@
 // session, as the SDK's own example has it), no authentication, and two tools whose whole work
 // is one statement each on a five-column table: `claim_next` one UPDATE … SKIP LOCKED …
 // RETURNING, `complete_todo` one UPDATE. No lease token, no history, no wake.
-import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import type postgres from 'postgres';
 import { z } from 'zod';
+import { serveMcpSessions, type BareServer } from './serve-mcp-sessions.js';
 
-export interface BareServer {
-  url: string;
-  close(): Promise<void>;
-}
+export type { BareServer } from './serve-mcp-sessions.js';
 
 /** The bare server's table, in `schema` (created), with the index any SKIP LOCKED queue has. */
 export async function createBareJobs(sql: postgres.Sql, schema: string): Promise<void> {
@@ -44,91 +36,45 @@ export async function seedBareJobs(
 }
 
 /** Serves MCP at /mcp on 127.0.0.1, claiming from `schema`.jobs through `sql`. */
-export async function startBareMcpServer(sql: postgres.Sql, schema: string): Promise<BareServer> {
+export function startBareMcpServer(sql: postgres.Sql, schema: string): Promise<BareServer> {
   const jobs = sql(`${schema}.jobs`);
-  const transports = new Map<string, StreamableHTTPServerTransport>();
-
-  const newSession = async (): Promise<StreamableHTTPServerTransport> => {
-    const server = new McpServer(
-      { name: 'bare', version: '1.0.0' },
-      { capabilities: { tools: {} } },
-    );
-    server.registerTool(
-      'claim_next',
-      { description: 'Claim the oldest pending job', inputSchema: { queue: z.string() } },
-      async ({ queue }) => {
-        const [job] = await sql<{ id: number }[]>`
-          update ${jobs} set state = 'claimed', locked_until = now() + interval '300 s'
-          where id = (
-            select id from ${jobs} where queue = ${queue} and state = 'pending'
-            order by id limit 1 for update skip locked
-          )
-          returning id`;
-        const todo = job ? { id: Number(job.id) } : null;
-        return {
-          content: [{ type: 'text', text: JSON.stringify({ todo }) }],
-          structuredContent: { todo },
-        };
-      },
-    );
-    server.registerTool(
-      'complete_todo',
-      {
-        description: 'Finish a claimed job',
-        inputSchema: { todo_id: z.number().int(), summary: z.string().optional() },
-      },
-      async ({ todo_id }) => {
-        await sql`update ${jobs} set state = 'done' where id = ${todo_id} and state = 'claimed'`;
-        const todo = { id: todo_id };
-        return {
-          content: [{ type: 'text', text: JSON.stringify({ todo }) }],
-          structuredContent: { todo },
-        };
-      },
-    );
-    const transport = new StreamableHTTPServerTransport({
-      sessionIdGenerator: () => randomUUID(),
-      enableJsonResponse: true,
-      onsessioninitialized: (id) => void transports.set(id, transport),
-    });
-    transport.onclose = () => {
-      if (transport.sessionId) transports.delete(transport.sessionId);
-    };
-    await server.connect(transport);
-    return transport;
-  };
-
-  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const sessionId = req.headers['mcp-session-id'];
-    const known = typeof sessionId === 'string' ? transports.get(sessionId) : undefined;
-    if (known) return known.handleRequest(req, res);
-    if (req.method !== 'POST') {
-      res.writeHead(sessionId ? 404 : 405).end();
-      return;
-    }
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
-    const body: unknown = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-    if (!isInitializeRequest(body)) {
-      res.writeHead(400).end();
-      return;
-    }
-    await (await newSession()).handleRequest(req, res, body);
-  };
-
-  const server = createServer((req, res) => {
-    handle(req, res).catch(() => {
-      if (!res.headersSent) res.writeHead(500);
-      res.end();
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    async close() {
-      for (const transport of transports.values()) await transport.close().catch(() => {});
-      server.closeAllConnections();
-      await new Promise((resolve) => server.close(resolve));
+  return serveMcpSessions({
+    name: 'bare',
+    anyone: { name: 'anyone' },
+    tools(server) {
+      server.registerTool(
+        'claim_next',
+        { description: 'Claim the oldest pending job', inputSchema: { queue: z.string() } },
+        async ({ queue }) => {
+          const [job] = await sql<{ id: number }[]>`
+            update ${jobs} set state = 'claimed', locked_until = now() + interval '300 s'
+            where id = (
+              select id from ${jobs} where queue = ${queue} and state = 'pending'
+              order by id limit 1 for update skip locked
+            )
+            returning id`;
+          const todo = job ? { id: Number(job.id) } : null;
+          return {
+            content: [{ type: 'text', text: JSON.stringify({ todo }) }],
+            structuredContent: { todo },
+          };
+        },
+      );
+      server.registerTool(
+        'complete_todo',
+        {
+          description: 'Finish a claimed job',
+          inputSchema: { todo_id: z.number().int(), summary: z.string().optional() },
+        },
+        async ({ todo_id }) => {
+          await sql`update ${jobs} set state = 'done' where id = ${todo_id} and state = 'claimed'`;
+          const todo = { id: todo_id };
+          return {
+            content: [{ type: 'text', text: JSON.stringify({ todo }) }],
+            structuredContent: { todo },
+          };
+        },
+      );
     },
-  };
+  });
 }

@@ -11,3 +11,8 @@ export function machineLoad(): number {
 export function describeLoad(start: number, end: number): string {
   return `machine load (1-minute average) at start / end: ${start.toFixed(1)} / ${end.toFixed(1)} on ${availableParallelism()} cores`;
 }
+
+/** The load beside a target's figure, in the summary table: `load 2.1 → 3.4 on 2 cores`. */
+export function loadNote(start: number, end: number): string {
+  return `load ${start.toFixed(1)} → ${end.toFixed(1)} on ${availableParallelism()} cores`;
+}

@@ -12,15 +12,24 @@ const PACKAGE_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const START_MS = 60_000;
 const EXIT_MS = 10_000;
 
+export type BareKind = 'mcp' | 'mcp-same-rows' | 'probot' | 'probot-same-rows';
+
+export interface BareProcessOptions {
+  /** The Probot apps' webhook secret. */
+  secret?: string;
+  /** The same-rows Probot app queues each todo's 👀 write-back. */
+  writeBack?: boolean;
+}
+
 /**
  * Starts a bare reference server (bench/support/bare-process.ts) in a child process, on `schema`
  * of `databaseUrl`, whose tables the caller has made.
  */
 export async function spawnBareProcess(
-  kind: 'mcp' | 'probot',
+  kind: BareKind,
   databaseUrl: string,
   schema: string,
-  secret = '',
+  { secret = '', writeBack = false }: BareProcessOptions = {},
 ): Promise<BareServer & { pid: number }> {
   const child = spawn(process.execPath, [...cpuProfileArgs(), await bundleEntry(ENTRY)], {
     cwd: PACKAGE_ROOT,
@@ -30,6 +39,7 @@ export async function spawnBareProcess(
       BARE_DATABASE_URL: databaseUrl,
       BARE_SCHEMA: schema,
       BARE_SECRET: secret,
+      BARE_WRITE_BACK: writeBack ? '1' : '',
     },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
