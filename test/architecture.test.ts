@@ -328,7 +328,6 @@ const KNOWN_SQL = [
   'src/outbox/claim-due-write-back.ts',
   'src/outbox/enqueue-write-back.ts',
   'src/outbox/outbox-attempts.ts',
-  'src/providers/github/decide-by-comment.ts',
   'src/providers/github/reconcile-deliveries.ts',
   'src/server/bootstrap-admin.ts',
   'src/server/create-http-app.ts',

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type postgres from 'postgres';
 import type { Doorbell } from '../contract/doorbell.js';
-import { cancelSessionApprovals, type Principal } from '../data/index.js';
+import type { Principal } from '../data/index.js';
 import type { SessionPath } from './take-ring.js';
 
 /** A consumer attached to this process: it says how to push to it; false means it could not. */
@@ -52,18 +52,21 @@ export function localSessions({
   sql,
   processId,
   sessionTtlMs,
+  cancelSessionApprovals,
 }: {
   sql: postgres.Sql;
   processId: string;
   /** Sessions not refreshed for this long belong to a dead process. */
   sessionTtlMs: number;
+  /** Cancels the approvals these sessions asked (the todo service's). */
+  cancelSessionApprovals: (sessionIds: string[]) => Promise<unknown>;
 }): LocalSessions {
   const local = new Map<string, LocalConsumer>();
 
   const forget = async (consumer: LocalConsumer) => {
     local.delete(consumer.id);
     await sql`delete from consumer_sessions where id = ${consumer.id}`;
-    if (consumer.path === 'channel') await cancelSessionApprovals(sql, [consumer.id]);
+    if (consumer.path === 'channel') await cancelSessionApprovals([consumer.id]);
   };
 
   let live = 1;
@@ -127,7 +130,6 @@ export function localSessions({
             and p.seen_at >= now() - make_interval(secs => ${(sessionTtlMs * 2) / 1000}))
         returning s.id, s.path`;
       await cancelSessionApprovals(
-        sql,
         dead.filter((row) => row.path === 'channel').map((row) => row.id),
       );
     },
