@@ -42,8 +42,22 @@ export async function inTransaction<T>(
   const made: Todo[] = [];
   let wakeId: string | undefined;
   const result = (await state.sql.begin(async (tx) => {
+    // The transaction's id, asked for as soon as a todo is prepared, rides along with the
+    // caller's statements (postgres.js pipelines a transaction's queries): no round trip of
+    // its own.
+    let asked: Promise<string> | undefined;
+    const transactionId = () => {
+      if (!asked) {
+        asked = writingTransactionId(tx);
+        asked.catch(() => {}); // a transaction that fails says so through its own statements
+      }
+      return asked;
+    };
     const todos: TodoTransaction = {
-      prepare: (actor, input) => prepareTodo(tx, actor, input, writeOptions(state)),
+      prepare(actor, input) {
+        if (state.hooks.announce) void transactionId();
+        return prepareTodo(tx, actor, input, writeOptions(state));
+      },
       inserted: (todo) => void made.push(todo),
       async create(actor, input) {
         const { wakeId: id, ...created } = await createTodo(tx, actor, input, writeOptions(state));
@@ -56,7 +70,7 @@ export async function inTransaction<T>(
       decide: (actor, id, verdict, note) => decideOn(state, tx, actor, id, verdict, note),
     };
     const value = await work(tx, todos);
-    if (made.length > 0 && state.hooks.announce) wakeId ??= await writingTransactionId(tx);
+    if (made.length > 0 && state.hooks.announce) wakeId ??= await transactionId();
     return value;
   })) as T;
   if (made.length > 0 && wakeId) state.hooks.announce?.(made, wakeId);
