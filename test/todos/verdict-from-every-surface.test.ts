@@ -168,6 +168,17 @@ test.each(Object.keys(SURFACES))(
     });
     const id = asked.body.todo.id as number;
     await expect.poll(() => slackPosted(id)).toBe(true);
+    // Its message is posted and its sending over: a verdict during the post would rightly
+    // queue one more update (send-slack-message.ts), and this is about the verdict's own.
+    await expect
+      .poll(
+        async () =>
+          (
+            await server.sql`
+              select state from outbox where todo_id = ${id} and write_back = 'message'`
+          )[0]?.state,
+      )
+      .toBe('sent');
 
     await allow(id);
     await expect
