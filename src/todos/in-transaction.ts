@@ -19,7 +19,7 @@ import { writeOptions, type TodoServiceState } from './todo-service-state.js';
 export interface TodoTransaction {
   /**
    * A new todo, checked as `create` checks it, for a statement of the caller's to insert
-   * (src/intake/claim-delivery-id.ts); say `inserted` once it has.
+   * (the intake's arrival, claimDeliveryId); say `inserted` once it has.
    */
   prepare(actor: Actor, input: NewTodo): Promise<PreparedTodo>;
   /** The caller's statement inserted the prepared todo: its wake goes out after the commit. */
