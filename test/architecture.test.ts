@@ -318,10 +318,29 @@ const KNOWN_SQL = [
   'src/integrations/web-push/push-sender.ts',
   'src/integrations/web-push/push-subscriptions.ts',
   'src/integrations/webhooks/register-webhook.ts',
-  'src/providers/github/decide-by-comment.ts',
   'src/wakes/broadcast-notice.ts',
   'src/wakes/notify-unattended.ts',
 ];
+
+let program: ts.Program | undefined;
+
+/** The files under src/ as the compiler reads them (once for every test here that needs it). */
+function srcProgram(): ts.Program {
+  if (program) return program;
+  const parsed = ts.getParsedCommandLineOfConfigFile(
+    join(ROOT, 'tsconfig.json'),
+    {},
+    {
+      ...ts.sys,
+      onUnRecoverableConfigFileDiagnostic: () => {},
+    },
+  )!;
+  program = ts.createProgram(
+    parsed.fileNames.filter((file) => relative(ROOT, file).startsWith('src/')),
+    parsed.options,
+  );
+  return program;
+}
 
 /** Where SQL may be written: the data layer, and connecting and migrating (src/platform/db). */
 const SQL_HOME = /^src\/(data|platform\/db)\//;
@@ -332,18 +351,7 @@ const SQL_HOME = /^src\/(data|platform\/db)\//;
  * is called, not by its name.
  */
 function filesWithSql(): Map<string, number> {
-  const parsed = ts.getParsedCommandLineOfConfigFile(
-    join(ROOT, 'tsconfig.json'),
-    {},
-    {
-      ...ts.sys,
-      onUnRecoverableConfigFileDiagnostic: () => {},
-    },
-  )!;
-  const program = ts.createProgram(
-    parsed.fileNames.filter((file) => relative(ROOT, file).startsWith('src/')),
-    parsed.options,
-  );
+  const program = srcProgram();
   const checker = program.getTypeChecker();
   const isPostgres = (type: ts.Type): boolean =>
     [
@@ -387,3 +395,134 @@ test(
     expect(KNOWN_SQL.filter((file) => !outside.includes(file))).toEqual([]);
   },
 );
+
+/**
+ * The ledger's modules of todos whose values an adapter may use: what reads a todo, and the trail
+ * of what was told whom (notified, rung, stored: the history, not the todo). Every other module
+ * there changes a todo, and only the todo service (src/todos) calls it.
+ */
+const TODO_READS = new Set([
+  'src/data/todos/approval-subject.ts',
+  'src/data/todos/get-todo.ts',
+  'src/data/todos/history-position.ts',
+  'src/data/todos/list-todos.ts',
+  'src/data/todos/record-event.ts',
+  'src/data/todos/todo.ts',
+  'src/data/todos/wake-channel.ts',
+]);
+/** What changes todos from elsewhere in the ledger: a deactivation moves the human's approvals. */
+const TODO_WRITES_ELSEWHERE = new Set(['src/data/principals/deactivate-human.ts:deactivateHuman']);
+/** Every part that changes todos through the todo service: the adapters, and the server. */
+const THROUGH_THE_SERVICE =
+  /^src\/(surfaces|integrations|intake|providers|jobs|kit|wakes|outbox|server)\//;
+
+/** Where what a symbol names is declared, through any imports and re-exports. */
+function declarationOf(checker: ts.TypeChecker, symbol: ts.Symbol) {
+  const target = symbol.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(symbol) : symbol;
+  const declaration = target.getDeclarations()?.[0];
+  if (!declaration) return undefined;
+  const file = relative(ROOT, declaration.getSourceFile().fileName);
+  return { file, name: target.getName(), value: (target.flags & ts.SymbolFlags.Value) !== 0 };
+}
+
+/** Whether a value declared at `file` as `name` changes a todo. */
+const changesTodos = (file: string, name: string) =>
+  (file.startsWith('src/data/todos/') && !TODO_READS.has(file)) ||
+  TODO_WRITES_ELSEWHERE.has(`${file}:${name}`);
+
+test(
+  'adapters change todos only through the todo service: from the ledger they import reads, found by symbol (the src/data barrel too)',
+  { timeout: 60_000 },
+  () => {
+    const program = srcProgram();
+    const checker = program.getTypeChecker();
+    const declaredIn = (symbol: ts.Symbol) => declarationOf(checker, symbol);
+    const offenders: string[] = [];
+    let reads = 0;
+    for (const source of program.getSourceFiles()) {
+      const file = relative(ROOT, source.fileName);
+      if (!THROUGH_THE_SERVICE.test(file)) continue;
+      const check = (node: ts.Node) => {
+        const symbol = checker.getSymbolAtLocation(node);
+        const declared = symbol && declaredIn(symbol);
+        if (!declared?.file.startsWith('src/data/')) return;
+        if (changesTodos(declared.file, declared.name))
+          offenders.push(`${file}: ${declared.name} from ${declared.file}`);
+        else if (declared.file.startsWith('src/data/todos/')) reads++;
+      };
+      /** `import * as x` or `export *`: everything the module exports is taken. */
+      const checkAll = (specifier: ts.Expression, how: string) => {
+        const module = checker.getSymbolAtLocation(specifier);
+        for (const exported of module ? checker.getExportsOfModule(module) : []) {
+          const declared = declaredIn(exported);
+          if (declared?.value && changesTodos(declared.file, declared.name))
+            offenders.push(`${file}: ${how} takes ${declared.name} from ${declared.file}`);
+        }
+      };
+      const visit = (node: ts.Node) => {
+        if (ts.isImportDeclaration(node) && !node.importClause?.isTypeOnly) {
+          const bindings = node.importClause?.namedBindings;
+          if (bindings && ts.isNamespaceImport(bindings))
+            checkAll(node.moduleSpecifier, 'import *');
+          if (bindings && ts.isNamedImports(bindings)) {
+            for (const element of bindings.elements) if (!element.isTypeOnly) check(element.name);
+          }
+        }
+        if (ts.isExportDeclaration(node) && node.moduleSpecifier && !node.isTypeOnly) {
+          if (!node.exportClause) checkAll(node.moduleSpecifier, 'export *');
+          else if (ts.isNamedExports(node.exportClause)) {
+            for (const element of node.exportClause.elements)
+              if (!element.isTypeOnly) check(element.name);
+          }
+        }
+        if (
+          ts.isCallExpression(node) &&
+          node.expression.kind === ts.SyntaxKind.ImportKeyword &&
+          node.arguments[0] &&
+          ts.isStringLiteral(node.arguments[0]) &&
+          /\/data\//.test(node.arguments[0].text)
+        ) {
+          offenders.push(
+            `${file}: import('${node.arguments[0].text}'): the ledger is imported statically, so that this check sees it`,
+          );
+        }
+        ts.forEachChild(node, visit);
+      };
+      visit(source);
+    }
+    // The check finds what it is for: the adapters' reads of todos.
+    expect(reads).toBeGreaterThan(20);
+    expect(offenders).toEqual([]);
+  },
+);
+
+test("the ledger's writes of todos are what the rule above keeps to the service", () => {
+  const program = srcProgram();
+  const checker = program.getTypeChecker();
+  const barrel = program.getSourceFile(join(ROOT, 'src/data/index.ts'))!;
+  const writes = checker
+    .getExportsOfModule(checker.getSymbolAtLocation(barrel)!)
+    .map((symbol) => declarationOf(checker, symbol)!)
+    .filter(({ file, name, value }) => value && changesTodos(file, name))
+    .map(({ name }) => name);
+  for (const verb of [
+    'createTodo',
+    'claimTodo',
+    'claimNextOrHeldBack',
+    'heartbeatTodo',
+    'completeTodo',
+    'failTodo',
+    'releaseTodo',
+    'cancelTodo',
+    'replyToTodo',
+    'decideApproval',
+    'releaseQuarantinedTodo',
+    'requestApproval',
+    'cancelSessionApprovals',
+    'sweepTodos',
+    'deactivateHuman',
+  ])
+    expect(writes).toContain(verb);
+  for (const read of ['getTodo', 'getTodoWithHistory', 'listTodos', 'reactivateHuman'])
+    expect(writes).not.toContain(read);
+});

@@ -5,7 +5,7 @@ import { isDatabaseUnavailable } from '../platform/db/is-database-unavailable.js
 import { sendError } from '../kit/http/http-error.js';
 import { isUtf8Json } from '../kit/http/is-utf8-json.js';
 import type { Metrics } from '../kit/http/metrics.js';
-import type { Todo } from '../data/index.js';
+import type { TodoService } from '../todos/create-todo-service.js';
 import type { Logger } from '../platform/logger.js';
 import { providerFor } from '../providers/by-kind/provider-for.js';
 import { decideDelivery, type Decision } from '../providers/decide-delivery.js';
@@ -51,13 +51,15 @@ export interface IntakeOptions {
    */
   githubSecret: () => string | undefined;
   /**
-   * Opens the sources' secrets, and seals the credentials withheld from todos; null (no server
-   * key): every source's delivery is refused (503), and a GitHub todo's credentials are withheld
-   * without being kept.
+   * Opens the sources' secrets; null (no server key): every source's delivery is refused (503).
    */
   box: SecretBox | null;
-  /** Announces new todos' wakes after their commit (src/wakes/wake-notifier.ts). */
-  announce?: ((todos: Todo[]) => void) | undefined;
+  /**
+   * Makes a delivery's todo or records its verdict, in the delivery's transaction: it announces
+   * new todos' wakes after the commit, and seals the credentials withheld from them (with the
+   * server's key; without one they are withheld without being kept).
+   */
+  todos: TodoService;
   /** Write-backs were queued: the outbox looks now rather than at its next poll. */
   kick?: (() => void) | undefined;
   tuning: { github: IntakeTuning; sources: IntakeTuning };
@@ -117,8 +119,7 @@ const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
  * body against the corrected delivery.
  */
 export function createIntake(options: IntakeOptions): Intake {
-  const { sql, log, box } = options;
-  const seal = box ? (value: string) => box.seal(value) : null;
+  const { sql, log } = options;
 
   const github = (): Origin => {
     const secret = options.githubSecret();
@@ -278,17 +279,11 @@ export function createIntake(options: IntakeOptions): Intake {
         ? { disposition: 'unreadable', notes: [unreadable], rule: null }
         : await decide(origin, deliveryId, facts, deadline);
       recorded = await withTimeout(
-        recordDelivery(
-          sql,
-          { provider, source: origin.name, deliveryId, facts, bodySha256 },
-          decision,
-          {
-            deadline,
-            replayWindowMs: origin.tuning.replayWindowMs,
-            announce: options.announce,
-            seal,
-          },
-        ),
+        recordDelivery({ provider, source: origin.name, deliveryId, facts, bodySha256 }, decision, {
+          deadline,
+          replayWindowMs: origin.tuning.replayWindowMs,
+          todos: options.todos,
+        }),
         deadline - Date.now(),
       );
     } catch (error) {

@@ -1,16 +1,14 @@
 import type postgres from 'postgres';
 import {
-  createTodo,
   displayId,
   LedgerError,
-  prepareTodo,
   systemActor,
   translateConstraintErrors,
   type NewTodo,
   type PreparedTodo,
-  type Seal,
   type Todo,
 } from '../data/index.js';
+import type { TodoService, TodoTransaction } from '../todos/create-todo-service.js';
 import { enqueueWriteBack } from '../data/outbox/enqueue-write-back.js';
 import type { Disposition } from '../contract/deliveries.js';
 import { claimDeliveryId, type ArrivingTodo } from '../data/deliveries/claim-delivery-id.js';
@@ -37,13 +35,11 @@ export interface RecordOptions {
   deadline: number;
   /** The same signed body under another delivery id within this is a replay (0: off). */
   replayWindowMs: number;
-  /** Announces a new todo's wake once the delivery has committed (src/wakes/wake-notifier.ts). */
-  announce?: ((todos: Todo[]) => void) | undefined;
   /**
-   * Seals the credentials withheld from the todo's text (and a verdict's note); without it they
-   * are withheld and not kept.
+   * Makes the todo and records the verdict, in the delivery's transaction: a new todo's wake
+   * goes out once it has committed, and the credentials withheld from its text are sealed.
    */
-  seal?: Seal | null | undefined;
+  todos: TodoService;
 }
 
 const NOTE_MAX = 1000;
@@ -57,10 +53,10 @@ const RACED = new Error('raced');
  * commit — and is recorded as a `duplicate` receipt that makes nothing; so is a replay, the same
  * signed body under another id (claimDeliveryId). Nothing is written once `deadline` has passed: a
  * caller that stopped waiting must not have its delivery commit behind its back. A new todo's
- * wake goes out after the commit, not inside it (migrations/0012).
+ * wake goes out after the commit, not inside it (migrations/0012): the todo service's
+ * transaction sends it.
  */
 export async function recordDelivery(
-  sql: postgres.Sql,
   delivery: {
     provider: Provider;
     /** `github`, or the source's name. */
@@ -70,7 +66,7 @@ export async function recordDelivery(
     bodySha256: Buffer;
   },
   decision: Decision,
-  { deadline, replayWindowMs, announce, seal }: RecordOptions,
+  { deadline, replayWindowMs, todos }: RecordOptions,
 ): Promise<RecordedDelivery> {
   const { provider, source, facts } = delivery;
   const notes = [...decision.notes];
@@ -94,10 +90,12 @@ export async function recordDelivery(
     if (Date.now() >= deadline) throw new TimeoutError('the delivery deadline passed');
   };
   const system = systemActor(provider.kind, source);
-  const wakeOptions = { announceWake: announce !== undefined, seal };
 
   let made: Todo | undefined;
-  const record = async (tx: postgres.TransactionSql): Promise<RecordedDelivery | 'raced'> => {
+  const record = async (
+    tx: postgres.TransactionSql,
+    door: TodoTransaction,
+  ): Promise<RecordedDelivery | 'raced'> => {
     assertInTime();
     notes.length = decision.notes.length; // a round run again starts over
     // The todo a delivery makes goes in with its row, in the same statement (checked first).
@@ -110,7 +108,7 @@ export async function recordDelivery(
       let { input } = decision.todo;
       let prepared: PreparedTodo;
       try {
-        prepared = await prepareTodo(tx, system, input, wakeOptions);
+        prepared = await door.prepare(system, input);
       } catch (error) {
         // An assignee that does not exist (or cannot work the queue) is dropped, never fatal:
         // the check reads, and writes nothing.
@@ -118,7 +116,7 @@ export async function recordDelivery(
           throw error;
         notes.push(`assignee ${input.assignee} dropped: ${error.message}`);
         input = { ...input, assignee: null };
-        prepared = await prepareTodo(tx, system, input, wakeOptions);
+        prepared = await door.prepare(system, input);
       }
       arriving = {
         input,
@@ -153,7 +151,7 @@ export async function recordDelivery(
     const { id } = arrival;
 
     if (decision.verdict && provider.verdicts) {
-      const outcome = await provider.verdicts.decide(tx, facts, decision.verdict, { seal });
+      const outcome = await provider.verdicts.decide(tx, door, facts, decision.verdict);
       notes.push(outcome.note);
       const disposition = outcome.decided ? 'verdict' : 'verdict_refused';
       await settleDeliveryVerdict(tx, id, disposition, note());
@@ -175,9 +173,10 @@ export async function recordDelivery(
     let todo = arrival.todo;
     if (todo) {
       made = todo;
+      door.inserted(todo);
     } else {
       // Its key was live: the live todo is found (or, if it finished meanwhile, made now).
-      const created = await createTodo(tx, system, input, wakeOptions);
+      const created = await door.create(system, input);
       todo = created.todo;
       if (created.created) {
         made = todo;
@@ -205,9 +204,9 @@ export async function recordDelivery(
   let recorded: RecordedDelivery | 'raced' = 'raced';
   for (let round = 0; recorded === 'raced' && round < 3; round++) {
     made = undefined;
-    recorded = await sql
-      .begin(async (tx) => {
-        const result = await record(tx);
+    recorded = await todos
+      .transaction(async (tx, door) => {
+        const result = await record(tx, door);
         if (result === 'raced') throw RACED;
         return result;
       })
@@ -218,7 +217,5 @@ export async function recordDelivery(
   }
   if (recorded === 'raced')
     throw new Error(`delivery ${delivery.deliveryId} kept racing its redelivery`);
-  // Committed: the new todo's wake may go out now.
-  if (made) announce?.([made]);
   return recorded;
 }

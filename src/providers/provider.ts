@@ -3,7 +3,8 @@ import type postgres from 'postgres';
 import type { Probot } from 'probot';
 import type { ReconcileReport } from '../contract/deliveries.js';
 import type { ProviderKind } from '../contract/todo.js';
-import type { SecretOptions, Todo } from '../data/index.js';
+import type { Todo } from '../data/index.js';
+import type { TodoTransaction } from '../todos/create-todo-service.js';
 import type { Logger } from '../platform/logger.js';
 import type { Outbound } from '../platform/egress/create-egress.js';
 import type { RuleSet } from './rule-schema.js';
@@ -233,15 +234,17 @@ export interface Provider<Rules = unknown> {
       timeoutMs: number,
     ): Promise<{ rules: Rules; warning: string | null }>;
   };
-  /** Verdicts given in a comment (`/approve N`, `/deny N`), carried out in the delivery's transaction. */
+  /**
+   * Verdicts given in a comment (`/approve N`, `/deny N`), recorded through the todo service in
+   * the delivery's transaction (`todos`).
+   */
   verdicts?: {
     read(facts: Facts): VerdictCommand | null;
     decide(
       tx: postgres.TransactionSql,
+      todos: TodoTransaction,
       facts: Facts,
       command: VerdictCommand,
-      /** Seals a credential withheld from the verdict's note (none without a server key). */
-      secrets: SecretOptions,
     ): Promise<{ decided: boolean; note: string }>;
   };
   /** Reactions on what made a pending todo (GitHub's 👀), and a note when there can be none. */

@@ -30,7 +30,6 @@ import { createMetrics } from '../kit/http/metrics.js';
 import { createPublicAddress } from '../kit/http/public-address.js';
 import { createTokenCache, type TokenCache } from '../kit/http/token-cache.js';
 import { createRevocationWatch, type RevocationWatch } from '../kit/http/revocation-watch.js';
-import { sweepTodos } from '../data/index.js';
 import type { Logger } from '../platform/logger.js';
 import {
   createOutboxSender,
@@ -253,6 +252,15 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       );
     const { writeBack: githubWriteBack, reconcile, ...githubIntake } = options.githubTuning ?? {};
     const { writeBack: sourcesWriteBack, ...sourcesIntake } = options.sourcesTuning ?? {};
+    // The one door for changing a todo, with every side effect bound once: every part below
+    // changes todos through it.
+    const todos = createTodoService(db.sql, {
+      announce: wakes.announce,
+      ...writeBackHooks({ github: () => gh.app() !== null }),
+      heldBack: metrics.heldBack,
+      revoked: () => tokens?.clear(),
+      box,
+    });
     slack = createSlack({
       sql: db.sql,
       box,
@@ -261,6 +269,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       apiUrl: config.slackApiUrl,
       outbound,
       kick: () => outbox?.kick(),
+      todos,
       tuning: options.slackTuning,
     });
     // One outbox, whichever provider a write-back is for (the App's may come later), Slack's
@@ -290,7 +299,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       clients,
       githubSecret: gh.webhookSecret,
       box,
-      announce: wakes.announce,
+      todos,
       kick: () => outbox?.kick(),
       tuning: intakeTuning,
     });
@@ -324,6 +333,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       hub,
       log,
       outbound,
+      cancelSessionApprovals: (sessionIds) => todos.cancelSessionApprovals(sessionIds),
       timing: { ...DEFAULT_TIMING, ...options.deliveryTiming },
     });
     slack.start(hub);
@@ -338,12 +348,6 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       revocations,
       limits.streams,
     );
-    const todos = createTodoService(db.sql, {
-      announce: wakes.announce,
-      ...writeBackHooks({ github: () => gh.app() !== null }),
-      heldBack: metrics.heldBack,
-      box,
-    });
     oauth = createOAuth({
       sql: db.sql,
       direct: db.direct,
@@ -464,7 +468,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     sweeper = backgroundLoop({
       everyMs: options.sweepIntervalMs ?? 5000,
       delayFirst: true,
-      pass: () => sweepTodos(db.sql),
+      pass: () => todos.sweep(),
       onError: (error) => log.warn({ err: error }, 'sweep failed; will try again'),
     });
     sweeper.start();

@@ -61,6 +61,7 @@ export async function createDispatcher({
   hub,
   log,
   outbound,
+  cancelSessionApprovals,
   timing = DEFAULT_TIMING,
 }: {
   sql: postgres.Sql;
@@ -71,6 +72,8 @@ export async function createDispatcher({
   log: Logger;
   /** How webhooks are sent (src/platform/egress: no address inside, no redirect). */
   outbound: Outbound;
+  /** The todo service's: what channel sessions that went away asked is canceled. */
+  cancelSessionApprovals: (sessionIds: string[]) => Promise<unknown>;
   timing?: DispatcherTiming;
 }): Promise<Dispatcher> {
   const processId = randomUUID();
@@ -85,7 +88,12 @@ export async function createDispatcher({
     void tracked.finally(() => inFlight.delete(tracked));
   };
 
-  const sessions = localSessions({ sql, processId, sessionTtlMs: timing.sessionTtlMs });
+  const sessions = localSessions({
+    sql,
+    processId,
+    sessionTtlMs: timing.sessionTtlMs,
+    cancelSessionApprovals,
+  });
   const ringer = createRinger({
     sql,
     direct,

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type postgres from 'postgres';
 import type { Doorbell } from '../contract/doorbell.js';
-import { cancelSessionApprovals, type Principal } from '../data/index.js';
+import type { Principal } from '../data/index.js';
 import {
   beatProcess,
   removeDeadProcesses,
@@ -62,18 +62,21 @@ export function localSessions({
   sql,
   processId,
   sessionTtlMs,
+  cancelSessionApprovals,
 }: {
   sql: postgres.Sql;
   processId: string;
   /** Sessions not refreshed for this long belong to a dead process. */
   sessionTtlMs: number;
+  /** Cancels the approvals these sessions asked (the todo service's). */
+  cancelSessionApprovals: (sessionIds: string[]) => Promise<unknown>;
 }): LocalSessions {
   const local = new Map<string, LocalConsumer>();
 
   const forget = async (consumer: LocalConsumer) => {
     local.delete(consumer.id);
     await removeConsumerSession(sql, consumer.id);
-    if (consumer.path === 'channel') await cancelSessionApprovals(sql, [consumer.id]);
+    if (consumer.path === 'channel') await cancelSessionApprovals([consumer.id]);
   };
 
   let live = 1;
@@ -120,7 +123,6 @@ export function localSessions({
       // Sessions of processes that died: gone, with the approvals their channels were waiting on.
       const dead = await removeDeadProcesses(sql, sessionTtlMs);
       await cancelSessionApprovals(
-        sql,
         dead.filter((row) => row.path === 'channel').map((row) => row.id),
       );
     },

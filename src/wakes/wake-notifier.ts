@@ -1,16 +1,17 @@
-import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type postgres from 'postgres';
-import type { Todo, Wake } from '../data/index.js';
+import type { Todo } from '../data/index.js';
 import { sendWakes } from '../data/wakes/send-wakes.js';
+import { wakeOf } from '../contract/wake.js';
 import type { Logger } from '../platform/logger.js';
 
 export interface WakeNotifier {
   /**
-   * Announces the wakes of todos whose writes have committed (created with `announceWake`).
+   * Announces the wakes of todos whose writes have committed (created with `announceWake`), in
+   * the transaction `wakeId` (src/contract/wake.ts): the same JSON the trigger would have sent.
    * Returns at once; the NOTIFY follows, many wakes to one transaction.
    */
-  announce: (todos: Todo[]) => void;
+  announce: (todos: Todo[], wakeId: string) => void;
   /** Resolves once everything announced so far has been sent (or given up on). */
   flush: () => Promise<void>;
   /** Sends what is queued once more, without retrying: what fails is left to the catch-up read. */
@@ -65,18 +66,9 @@ export function createWakeNotifier(sql: postgres.Sql, schema: string, log: Logge
   };
 
   return {
-    announce(todos) {
+    announce(todos, wakeId) {
       for (const todo of todos) {
-        if (todo.state !== 'pending') continue;
-        const wake: Wake = {
-          todo_id: todo.id,
-          queue: todo.queue,
-          assignee: todo.assignee,
-          requested_by: todo.requested_by,
-          wake_id: randomUUID(),
-          event: todo.kind === 'approval' ? 'approval' : 'claimable',
-        };
-        queued.push(JSON.stringify(wake));
+        if (todo.state === 'pending') queued.push(JSON.stringify(wakeOf(todo, wakeId)));
       }
       if (queued.length > 0) sending ??= send();
     },

@@ -34,7 +34,7 @@ afterAll(() => db.drop());
 const heardFor = (id: number) => heard.filter((wake) => wake.todo_id === id);
 
 test('a todo created to be announced does not notify in its commit; the notifier sends its wake', async () => {
-  const { todo } = await createTodo(
+  const { todo, wakeId } = await createTodo(
     db.sql,
     cast.bob,
     { queue: 'reviews', title: 'announced', source: 'cli' },
@@ -46,7 +46,7 @@ test('a todo created to be announced does not notify in its commit; the notifier
   expect(heardFor(todo.id)).toEqual([]);
 
   const notifier = createWakeNotifier(db.sql, db.schema, silentLogger);
-  notifier.announce([todo]);
+  notifier.announce([todo], wakeId!);
   await notifier.flush();
   await expect.poll(() => heardFor(todo.id)).toHaveLength(1);
   expect(heardFor(todo.id)[0]).toEqual({
@@ -54,9 +54,11 @@ test('a todo created to be announced does not notify in its commit; the notifier
     queue: 'reviews',
     assignee: null,
     requested_by: null,
-    wake_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+    // The writing transaction's id, as the trigger's wake would have said (src/contract/wake.ts).
+    wake_id: expect.stringMatching(/^[1-9][0-9]*$/),
     event: 'claimable',
   });
+  expect(heardFor(todo.id)[0]!.wake_id).toBe(wakeId);
 });
 
 test('only the insert is left to the writer: a later change in the same transaction still notifies', async () => {
@@ -80,7 +82,7 @@ test('only the insert is left to the writer: a later change in the same transact
 });
 
 test('the notifier sends nothing for todos that are not waiting (quarantined, say)', async () => {
-  const { todo } = await createTodo(db.sql, cast.github, {
+  const { todo, wakeId } = await createTodo(db.sql, cast.github, {
     queue: 'reviews',
     title: 'held',
     source: 'github',
@@ -88,7 +90,7 @@ test('the notifier sends nothing for todos that are not waiting (quarantined, sa
     quarantined: true,
   });
   const notifier = createWakeNotifier(db.sql, db.schema, silentLogger);
-  notifier.announce([todo]);
+  notifier.announce([todo], wakeId!);
   await notifier.flush();
   await db.sql`select pg_notify(${wakeChannel(db.schema)}, ${JSON.stringify({ todo_id: -1 })})`;
   await expect.poll(() => heard.some((wake) => wake.todo_id === -1)).toBe(true);

@@ -18,8 +18,10 @@ import { startTestServer, type TestServer } from '../support/test-server.js';
 
 // Every provider's new todo announces its wake after its delivery committed (the wake notifier,
 // src/wakes/wake-notifier.ts), never by NOTIFY inside the commit: notifying commits are
-// serialised database-wide (migrations/0012). The two are told apart by their wake id: the
-// trigger's is the transaction's id (digits), the notifier's a UUID.
+// serialised database-wide (migrations/0012). Both send the same JSON (src/contract/wake.ts), so
+// they are told apart in the database: a probe trigger records, for every todo inserted, whether
+// its transaction left the wake to its writer (the trigger then stays quiet) and the
+// transaction's id, which the announced wake must carry.
 
 const LINEAR_SECRET = 'lin_wh_announce_after_commit_0123456789';
 let server: TestServer;
@@ -48,6 +50,17 @@ beforeAll(async () => {
       'trust:\n  logins: [unknwon, gogits, root, sytses, ada@example.com]\n',
     );
   }
+  await server.sql.unsafe(`
+    create table announce_probe (todo_id bigint, announced text, wake_id text);
+    create function announce_probe() returns trigger language plpgsql as $$
+    begin
+      insert into announce_probe
+      values (new.id, current_setting('switchboard.announce_new_todos', true),
+              pg_current_xact_id()::text);
+      return null;
+    end $$;
+    create trigger announce_probe after insert on todos
+      for each row execute function announce_probe();`);
   const listening = await server.sql.listen(wakeChannel(server.schema), (payload) =>
     heard.push(JSON.parse(payload) as Wake),
   );
@@ -117,7 +130,14 @@ test.each(Object.keys(MAKERS))(
     await expect.poll(() => heard.filter((wake) => wake.todo_id === todoId)).toHaveLength(1);
     const [wake] = heard.filter((wake) => wake.todo_id === todoId);
     expect(wake).toMatchObject({ event: 'claimable', todo_id: todoId });
-    // The notifier's wake id, not the notifying transaction's.
-    expect(wake!.wake_id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+    // Its delivery's transaction left the wake to its writer, so the trigger stayed quiet: the
+    // one wake heard is the notifier's, named by that transaction.
+    const [probe] = await server.sql<{ announced: string | null; wake_id: string }[]>`
+      select announced, wake_id from announce_probe where todo_id = ${todoId}`;
+    expect(probe).toEqual({ announced: 'on', wake_id: wake!.wake_id });
+    // And nothing more comes: a marker sent now arrives after any wake sent before it.
+    await server.sql`select pg_notify(${wakeChannel(server.schema)}, ${JSON.stringify({ todo_id: -todoId })})`;
+    await expect.poll(() => heard.some((wake) => wake.todo_id === -todoId)).toBe(true);
+    expect(heard.filter((wake) => wake.todo_id === todoId)).toHaveLength(1);
   },
 );

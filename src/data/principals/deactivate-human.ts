@@ -42,7 +42,7 @@ export async function deactivateHuman(
   sql: postgres.Sql,
   actor: Actor,
   name: string,
-): Promise<Deactivation> {
+): Promise<Deactivation & { wakeId: string }> {
   assertAdmin(actor, 'deactivate humans');
   assertName(name);
   return sql.begin(async (tx) => {
@@ -69,8 +69,8 @@ export async function deactivateHuman(
       where (id = ${found.id} or (owner = ${name} and kind = 'agent')) and revoked_at is null
       returning *`;
     const theirs = tx`(select id from principals where id = ${found.id} or owner = ${name})`;
-    const [{ tokens, grants, sessions }] = await tx<
-      [{ tokens: number; grants: number; sessions: number }]
+    const [{ tokens, grants, sessions, wake_id: wakeId }] = await tx<
+      [{ tokens: number; grants: number; sessions: number; wake_id: string }]
     >`
       with tokens as (
         update tokens set revoked_at = now()
@@ -86,7 +86,9 @@ export async function deactivateHuman(
         delete from web_sign_in_links where principal_id = ${found.id} and used_at is null
       )
       select (select count(*)::int from tokens) as tokens, (select count(*)::int from grants) as grants,
-        (select count(*)::int from sessions) as sessions`;
+        (select count(*)::int from sessions) as sessions,
+        -- names the wakes of the approvals it reassigns, announced after the commit
+        pg_current_xact_id()::text as wake_id`;
     const approvals = await reassignApprovals(tx, actor, name, backup?.name ?? null);
     return {
       human: revoked.find((principal) => principal.id === found.id)!,
@@ -95,6 +97,7 @@ export async function deactivateHuman(
       sign_ins_revoked: grants,
       sessions_ended: sessions,
       approvals,
+      wakeId,
     };
   });
 }

@@ -5,12 +5,15 @@ import { batched, inTransaction } from '../batched.js';
 import { conflict, forbidden, invalid, notFound } from '../ledger-error.js';
 import { describeState } from './lease.js';
 import { readQueues } from '../queues/read-queues.js';
-import { displayId, todoColumns, type ClaimedTodo } from './todo.js';
+import {
+  displayId,
+  LEASE_MAX_SECONDS,
+  LEASE_DEFAULT_SECONDS,
+  todoColumns,
+  type ClaimedTodo,
+} from './todo.js';
 import type { HeldBack } from '../../contract/queue.js';
 import { assertQueue } from '../validate.js';
-
-export const LEASE_DEFAULT_SECONDS = 300;
-export const LEASE_MAX_SECONDS = 86_400;
 
 export function assertLeaseSeconds(seconds: number): void {
   if (!Number.isInteger(seconds) || seconds < 1 || seconds > LEASE_MAX_SECONDS) {

@@ -41,6 +41,11 @@ export interface CreatedTodo {
   todo: Todo;
   /** False when an idempotency key matched a live todo, which is returned instead. */
   created: boolean;
+  /**
+   * A created todo's: the id of the transaction that wrote it, which names its wake
+   * (src/contract/wake.ts) for a writer that announces it after the commit.
+   */
+  wakeId?: string;
 }
 
 /** The todo is live while it waits, is worked, or has attempts left; only then does its key hold. */
@@ -68,9 +73,13 @@ export async function createTodo(
   // finished in between, the key is free again: go round once more.
   for (let round = 0; round < 5; round++) {
     const [created] = await translateConstraintErrors(
-      () => db<Todo[]>`with ${todo.insert()} select ${todoColumns(db)} from t`,
+      () => db<(Todo & { wake_id: string })[]>`
+        with ${todo.insert()} select ${todoColumns(db)}, pg_current_xact_id()::text as wake_id from t`,
     );
-    if (created) return { todo: created, created: true };
+    if (created) {
+      const { wake_id: wakeId, ...made } = created;
+      return { todo: made, created: true, wakeId };
+    }
     const [existing] = await db<(Todo & { visible: boolean })[]>`
       select ${todoColumns(db)}, ${visibleTo(db, actor)} as visible
       from todos t where queue = ${input.queue} and ${db.unsafe(LIVE_KEY)} and idempotency_key = ${todo.key}`;

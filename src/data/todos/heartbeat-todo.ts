@@ -1,8 +1,8 @@
 import type { Db } from '../../platform/db/open-database.js';
 import type { Actor } from '../actor.js';
-import { assertLeaseSeconds, LEASE_DEFAULT_SECONDS } from './claim-todo.js';
+import { assertLeaseSeconds } from './claim-todo.js';
 import { updateLeasedTodo } from './lease.js';
-import type { Todo } from './todo.js';
+import { LEASE_DEFAULT_SECONDS, type Todo } from './todo.js';
 
 /** Extends the lease to `leaseSeconds` from now. */
 export async function heartbeatTodo(

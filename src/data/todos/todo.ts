@@ -3,6 +3,10 @@ import type { Actor } from '../actor.js';
 
 export * from '../../contract/todo.js';
 
+/** A claim's lease unless the claimer asks for another, and the longest it may ask for. */
+export const LEASE_DEFAULT_SECONDS = 300;
+export const LEASE_MAX_SECONDS = 86_400;
+
 /**
  * The public columns of a row of `todos` aliased `t`. `available_at` is one column inside; to
  * users it is the lease expiry of a claimed todo or the retry time of a failed one.

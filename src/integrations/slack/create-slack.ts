@@ -21,6 +21,7 @@ import { slackRoutes } from './slack-routes.js';
 import { createSlackWork } from './slack-work.js';
 import { createSlackIdTokenVerifier } from './verify-slack-id-token.js';
 import type { Outbound } from '../../platform/egress/create-egress.js';
+import type { TodoService } from '../../todos/create-todo-service.js';
 
 export interface SlackTuning {
   /** How often ended approvals' messages and missed wakes are looked for (ms). */
@@ -54,22 +55,18 @@ export function createSlack(options: {
   outbound: Outbound;
   /** Look at the outbox now. */
   kick: () => void;
+  /** Where Allow and Deny pressed in Slack are recorded. */
+  todos: Pick<TodoService, 'decide'>;
   tuning?: SlackTuning | undefined;
 }): Slack {
-  const { sql, box, log, address, kick } = options;
+  const { sql, box, log, address, kick, todos } = options;
   const clients = createSlackClients(options.apiUrl);
   const idTokens = createSlackIdTokenVerifier({
     jwksUrl: slackKeysUrl(options.apiUrl ?? SLACK_API_URL),
     outbound: options.outbound,
   });
   const publicUrl = () => address.url();
-  const work = createSlackWork({
-    sql,
-    clients,
-    log,
-    publicUrl,
-    seal: box ? (value) => box.seal(value) : null,
-  });
+  const work = createSlackWork({ sql, clients, log, publicUrl, todos });
   const { interactions, events } = slackRoutes({ sql, box, log, work });
   let notifier: SlackNotifier | undefined;
   return {

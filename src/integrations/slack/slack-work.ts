@@ -1,15 +1,14 @@
 import type postgres from 'postgres';
 import {
   actorFor,
-  decideApproval,
   displayId,
   getTodo,
   LedgerError,
   type Actor,
   type Principal,
-  type Seal,
   type Todo,
 } from '../../data/index.js';
+import type { TodoService } from '../../todos/create-todo-service.js';
 import type { Logger } from '../../platform/logger.js';
 import { denyModal } from './approval-message.js';
 import { markTokenRefused, type OpenedSlackApp } from './slack-app-store.js';
@@ -45,7 +44,7 @@ export interface SlackWork {
 /**
  * What a Slack request asks for, done after its acknowledgement. A press decides only as the
  * human its Slack user is linked to, and only what the console would let that human decide (the
- * assignee, or an admin): the verdict goes through the ledger as every other surface's does,
+ * assignee, or an admin): the verdict goes through the todo service as every other surface's does,
  * recorded `via: slack`, and the approval's wake carries it on to whoever waits and to every
  * message. Anything else — not linked, not theirs, decided already — changes nothing and is
  * said to the presser alone (an ephemeral message).
@@ -55,10 +54,10 @@ export function createSlackWork(options: {
   clients: SlackClientFactory;
   log: Logger;
   publicUrl: () => string;
-  /** Seals a credential withheld from a verdict's note (none without a server key). */
-  seal: Seal | null;
+  /** Where a verdict is recorded, as every surface's is. */
+  todos: Pick<TodoService, 'decide'>;
 }): SlackWork {
-  const { sql, clients, log, publicUrl, seal } = options;
+  const { sql, clients, log, publicUrl, todos } = options;
   const inFlight = new Set<Promise<unknown>>();
   const track = (work: Promise<unknown>) => {
     const tracked = work.catch((error: unknown) => {
@@ -129,14 +128,7 @@ export function createSlackWork(options: {
     const human = await humanOf(app, user, channel);
     if (!human) return;
     try {
-      await decideApproval(
-        sql,
-        actorFor(human, 'slack'),
-        todoId,
-        verdict,
-        note?.trim() ? note : null,
-        { seal },
-      );
+      await todos.decide(actorFor(human, 'slack'), todoId, verdict, note?.trim() ? note : null);
     } catch (error) {
       if (!(error instanceof LedgerError)) throw error;
       await ephemeral(app, channel, user, refusalText(error, todoId));

@@ -1,28 +1,25 @@
 import type postgres from 'postgres';
-import {
-  actorFor,
-  decideApproval,
-  displayId,
-  findHumanByGithubLogin,
-  LedgerError,
-  type SecretOptions,
-  type Todo,
-} from '../../data/index.js';
+import { actorFor } from '../../data/actor.js';
+import { LedgerError } from '../../data/ledger-error.js';
+import { findHumanByGithubLogin } from '../../data/principals/principals.js';
+import { approvalSubject } from '../../data/todos/approval-subject.js';
+import { displayId } from '../../data/todos/todo.js';
+import type { TodoTransaction } from '../../todos/create-todo-service.js';
 import type { VerdictCommand } from '../provider.js';
 import { githubMetaOf } from './github-todo-meta.js';
 import type { GitHubFacts } from './read-delivery-facts.js';
 
 /**
- * Records a verdict given in a GitHub comment, in the delivery's transaction. Only the switchboard
- * human whose GitHub login wrote the (signature-verified) comment can decide, only an approval
- * they may decide, and only on the issue or pull request the approval's work came from. Returns
- * what happened, for the delivery's record.
+ * Records a verdict given in a GitHub comment, through the todo service in the delivery's
+ * transaction. Only the switchboard human whose GitHub login wrote the (signature-verified)
+ * comment can decide, only an approval they may decide, and only on the issue or pull request the
+ * approval's work came from. Returns what happened, for the delivery's record.
  */
 export async function decideByComment(
   tx: postgres.TransactionSql,
+  todos: TodoTransaction,
   facts: GitHubFacts,
   command: VerdictCommand,
-  secrets: SecretOptions = {},
 ): Promise<{ decided: boolean; note: string }> {
   const ref = `approval ${displayId(command.approvalId)}`;
   const login = facts.sender?.login;
@@ -33,11 +30,7 @@ export async function decideByComment(
       note: `no switchboard human has the GitHub login ${login ?? '(none)'}`,
     };
 
-  const [about] = await tx<
-    { source: Todo['source']; meta: Record<string, unknown>; assignee: string | null }[]
-  >`
-    select t.source, t.meta, a.assignee from todos a join todos t on t.id = a.about_todo_id
-    where a.id = ${command.approvalId} and a.kind = 'approval'`;
+  const about = await approvalSubject(tx, command.approvalId);
   const github = about ? githubMetaOf(about) : null;
   if (
     !github ||
@@ -55,13 +48,11 @@ export async function decideByComment(
     };
   }
   try {
-    await decideApproval(
-      tx,
+    await todos.decide(
       actorFor(human, 'github'),
       command.approvalId,
       command.verdict,
       command.note,
-      secrets,
     );
     return {
       decided: true,

@@ -107,8 +107,8 @@ export const githubProvider: Provider<RepositoryConfig> = {
   },
   verdicts: {
     read: (facts) => readVerdictCommand(facts.event, (facts as GitHubFacts).fields),
-    decide: (tx, facts, command, secrets) =>
-      decideByComment(tx, facts as GitHubFacts, command, secrets),
+    decide: (tx, todos, facts, command) =>
+      decideByComment(tx, todos, facts as GitHubFacts, command),
   },
   reactions: (facts, draft) => reactionsFor(facts as GitHubFacts, draft),
   writeBack: {

@@ -76,9 +76,8 @@ export function principalRoutes(sql: postgres.Sql, tokens: TokenCache, todos: To
 
   router.post('/humans/:name/deactivate', adminOnly('deactivate humans'), async (req, res) => {
     const { name } = Name.parse(req.params);
+    // This process forgets their tokens at once (the service's `revoked`), before the NOTIFY.
     const { human, ...ended } = await todos.deactivateHuman(actorOf(res), name);
-    // This process's next request must not find their tokens in memory before the NOTIFY.
-    tokens.clear();
     res.json({ human: publicPrincipal(human), ...ended });
   });
 

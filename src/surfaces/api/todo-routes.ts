@@ -1,28 +1,14 @@
 import { Router } from 'express';
 import type postgres from 'postgres';
 import { z } from 'zod';
-import {
-  cancelTodo,
-  claimTodo,
-  decideApproval,
-  failTodo,
-  getTodoWithHistory,
-  heartbeatTodo,
-  LEASE_DEFAULT_SECONDS,
-  LedgerError,
-  LIST_LIMIT_MAX,
-  listTodos,
-  releaseQuarantinedTodo,
-  releaseTodo,
-  TODO_STATES,
-} from '../../data/index.js';
+import { LedgerError } from '../../data/ledger-error.js';
+import { getTodoWithHistory } from '../../data/todos/get-todo.js';
+import { LIST_LIMIT_MAX, listTodos } from '../../data/todos/list-todos.js';
+import { LEASE_DEFAULT_SECONDS, TODO_STATES } from '../../data/todos/todo.js';
 import { SECRET_ID } from '../../contract/secret.js';
 import { isOwnChannelSession } from '../../data/wakes/is-own-channel-session.js';
 import type { TodoService } from '../../todos/create-todo-service.js';
 import { actorOf } from '../../kit/http/authenticate.js';
-
-// Where the providers' write-back hooks still find the type (src/providers, src/data/sources).
-export type { TodoHooks } from '../../todos/create-todo-service.js';
 
 // Digits only: `0x10`, `1e3` or ` 1` are not ids, though Number() would make them one.
 const PositiveInteger = z
@@ -86,8 +72,8 @@ const ApprovalBody = z.strictObject({
 const bodyOf = (body: unknown) => body ?? {};
 
 /**
- * The JSON API for todos: a thin translation of requests onto ledger operations, and onto the
- * todo service where a change has side effects (an announced wake, a write-back).
+ * The JSON API for todos: a thin translation of requests onto the ledger's reads and the todo
+ * service's verbs, which change todos with their side effects.
  */
 export function todoRoutes(sql: postgres.Sql, todos: TodoService): Router {
   const router = Router({ caseSensitive: true });
@@ -118,7 +104,7 @@ export function todoRoutes(sql: postgres.Sql, todos: TodoService): Router {
   router.post('/todos/:id/claim', async (req, res) => {
     const { id } = Id.parse(req.params);
     const { lease_seconds } = ClaimBody.parse(bodyOf(req.body));
-    res.json({ todo: await claimTodo(sql, actorOf(res), id, lease_seconds) });
+    res.json({ todo: await todos.claim(actorOf(res), id, lease_seconds) });
   });
 
   // `held_back` only when the queue's limits hold its todos back: else `{todo}` as ever.
@@ -135,7 +121,7 @@ export function todoRoutes(sql: postgres.Sql, todos: TodoService): Router {
   router.post('/todos/:id/heartbeat', async (req, res) => {
     const { id } = Id.parse(req.params);
     const { lease_token, lease_seconds } = HeartbeatBody.parse(bodyOf(req.body));
-    res.json({ todo: await heartbeatTodo(sql, actorOf(res), id, lease_token, lease_seconds) });
+    res.json({ todo: await todos.heartbeat(actorOf(res), id, lease_token, lease_seconds) });
   });
 
   router.post('/todos/:id/complete', async (req, res) => {
@@ -147,24 +133,24 @@ export function todoRoutes(sql: postgres.Sql, todos: TodoService): Router {
   router.post('/todos/:id/fail', async (req, res) => {
     const { id } = Id.parse(req.params);
     const { lease_token, reason } = FailBody.parse(bodyOf(req.body));
-    res.json({ todo: await failTodo(sql, actorOf(res), id, lease_token, reason) });
+    res.json({ todo: await todos.fail(actorOf(res), id, lease_token, reason) });
   });
 
   router.post('/todos/:id/release', async (req, res) => {
     const { id } = Id.parse(req.params);
     const { lease_token } = LeaseBody.parse(bodyOf(req.body));
-    res.json({ todo: await releaseTodo(sql, actorOf(res), id, lease_token) });
+    res.json({ todo: await todos.release(actorOf(res), id, lease_token) });
   });
 
   router.post('/todos/:id/cancel', async (req, res) => {
     const { id } = Id.parse(req.params);
     const { reason } = CancelBody.parse(bodyOf(req.body));
-    res.json({ todo: await cancelTodo(sql, actorOf(res), id, reason) });
+    res.json({ todo: await todos.cancel(actorOf(res), id, reason) });
   });
 
   router.post('/todos/:id/release-quarantine', async (req, res) => {
     const { id } = Id.parse(req.params);
-    res.json({ todo: await releaseQuarantinedTodo(sql, actorOf(res), id) });
+    res.json({ todo: await todos.releaseQuarantined(actorOf(res), id) });
   });
 
   for (const [verb, verdict] of [
@@ -174,9 +160,7 @@ export function todoRoutes(sql: postgres.Sql, todos: TodoService): Router {
     router.post(`/todos/:id/${verb}`, async (req, res) => {
       const { id } = Id.parse(req.params);
       const { note } = NoteBody.parse(bodyOf(req.body));
-      res.json({
-        todo: await decideApproval(sql, actorOf(res), id, verdict, note, todos.secrets),
-      });
+      res.json({ todo: await todos.decide(actorOf(res), id, verdict, note) });
     });
   }
 

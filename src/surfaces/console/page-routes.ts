@@ -4,20 +4,12 @@ import { z } from 'zod';
 import type { TokenCache } from '../../kit/http/token-cache.js';
 import type { PublicAddress } from '../../kit/http/public-address.js';
 import type { TodoService } from '../../todos/create-todo-service.js';
-import {
-  cancelTodo,
-  createAgent,
-  decideApproval,
-  forbidden,
-  getTodo,
-  LedgerError,
-  notFound,
-  reactivateHuman,
-  releaseQuarantinedTodo,
-  revokeAgent,
-  setQueueLimits,
-  vendPrincipal,
-} from '../../data/index.js';
+import { forbidden, LedgerError, notFound } from '../../data/ledger-error.js';
+import { reactivateHuman } from '../../data/principals/deactivate-human.js';
+import { createAgent, revokeAgent } from '../../data/principals/principals.js';
+import { vendPrincipal } from '../../data/principals/vend-principal.js';
+import { setQueueLimits } from '../../data/queues/queue-limits.js';
+import { getTodo } from '../../data/todos/get-todo.js';
 import { findPage, waitingApprovals } from './console-pages.js';
 import { html } from '../../kit/pages/html.js';
 import { revisionOf, type RenderPage } from '../../kit/pages/render-page.js';
@@ -110,8 +102,8 @@ export function guardChanges(publicUrl: string | undefined, render: RenderPage):
 }
 
 /**
- * The pages (GET) and the forms (POST) of the console, each a thin call onto the ledger, which
- * answers a todo the human may not see exactly as a missing one.
+ * The pages (GET) and the forms (POST) of the console, each a thin call onto the ledger's reads
+ * or the todo service's verbs, which answer a todo the human may not see exactly as a missing one.
  */
 export function pageRoutes({ sql, todos, render, address, tokens }: PageRouteOptions): Router {
   const router = Router({ caseSensitive: true });
@@ -153,7 +145,7 @@ export function pageRoutes({ sql, todos, render, address, tokens }: PageRouteOpt
     if (!mayDecide(todo, web.actor)) throw notFound(`approval #${id} not found`);
     let flash: string | undefined;
     try {
-      await decideApproval(sql, web.actor, id, form.verdict, blankToNull(form.note), todos.secrets);
+      await todos.decide(web.actor, id, form.verdict, blankToNull(form.note));
     } catch (error) {
       // The first verdict wins: the loser is shown the winner, not an error page.
       if (!(error instanceof LedgerError) || error.code !== 'conflict') throw error;
@@ -174,7 +166,7 @@ export function pageRoutes({ sql, todos, render, address, tokens }: PageRouteOpt
     const web = signedIn(res);
     const { id } = Id.parse(req.params);
     const form = CancelForm.parse(req.body);
-    await cancelTodo(sql, web.actor, id, blankToNull(form.reason));
+    await todos.cancel(web.actor, id, blankToNull(form.reason));
     res.redirect(303, localPath(form.next, `/todos/${id}`));
   });
 
@@ -182,7 +174,7 @@ export function pageRoutes({ sql, todos, render, address, tokens }: PageRouteOpt
     const web = signedIn(res);
     const { id } = Id.parse(req.params);
     const form = NextForm.parse(req.body);
-    await releaseQuarantinedTodo(sql, web.actor, id);
+    await todos.releaseQuarantined(web.actor, id);
     res.redirect(303, localPath(form.next, `/todos/${id}`));
   });
 
@@ -231,7 +223,6 @@ export function pageRoutes({ sql, todos, render, address, tokens }: PageRouteOpt
     const web = signedIn(res);
     if (!web.actor.principal.is_admin) throw forbidden('only an admin may deactivate humans');
     await todos.deactivateHuman(web.actor, String(req.params.name));
-    tokens.clear();
     res.redirect(303, '/agents');
   });
 

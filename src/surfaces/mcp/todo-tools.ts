@@ -3,24 +3,18 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type postgres from 'postgres';
 import { databaseUnavailableHint, TODO_TOOLS } from '../../contract/todo-tools.js';
 import { isDatabaseUnavailable } from '../../platform/db/is-database-unavailable.js';
-import {
-  claimTodo,
-  failTodo,
-  getTodoWithHistory,
-  heartbeatTodo,
-  LedgerError,
-  listTodos,
-  releaseTodo,
-  type Actor,
-  type LedgerErrorCode,
-  type Todo,
-} from '../../data/index.js';
+import type { Actor } from '../../data/actor.js';
+import { LedgerError, type LedgerErrorCode } from '../../data/ledger-error.js';
+import { getTodoWithHistory } from '../../data/todos/get-todo.js';
+import { listTodos } from '../../data/todos/list-todos.js';
+import type { Todo } from '../../data/todos/todo.js';
 import type { Logger } from '../../platform/logger.js';
 import type { TodoService } from '../../todos/create-todo-service.js';
 
 export interface ToolContext {
+  /** For the ledger's reads. */
   sql: postgres.Sql;
-  /** The changes with side effects (an announced wake, a write-back). */
+  /** Every change, with its side effects (an announced wake, a write-back). */
   todos: TodoService;
   actor: Actor;
   log: Logger;
@@ -117,7 +111,7 @@ export function registerTodoTools(server: McpServer, context: ToolContext): void
 
   server.registerTool('claim_todo', TODO_TOOLS.claim_todo, ({ todo_id, lease_seconds }) =>
     run('claim_todo', async () => {
-      const todo = await claimTodo(sql, actor, todo_id, lease_seconds);
+      const todo = await todos.claim(actor, todo_id, lease_seconds);
       leases.set(todo.id, todo.lease_token);
       return ok({ todo }, `claimed todo #${todo.id}`);
     }),
@@ -144,8 +138,7 @@ export function registerTodoTools(server: McpServer, context: ToolContext): void
     ({ todo_id, lease_token, lease_seconds }) =>
       run('heartbeat_todo', async () =>
         ok({
-          todo: await heartbeatTodo(
-            sql,
+          todo: await todos.heartbeat(
             actor,
             todo_id,
             tokenFor(todo_id, lease_token),
@@ -169,7 +162,7 @@ export function registerTodoTools(server: McpServer, context: ToolContext): void
 
   server.registerTool('fail_todo', TODO_TOOLS.fail_todo, ({ todo_id, lease_token, reason }) =>
     run('fail_todo', async () => {
-      const todo = await failTodo(sql, actor, todo_id, tokenFor(todo_id, lease_token), reason);
+      const todo = await todos.fail(actor, todo_id, tokenFor(todo_id, lease_token), reason);
       finished(todo_id);
       return ok({ todo });
     }),
@@ -177,7 +170,7 @@ export function registerTodoTools(server: McpServer, context: ToolContext): void
 
   server.registerTool('release_todo', TODO_TOOLS.release_todo, ({ todo_id, lease_token }) =>
     run('release_todo', async () => {
-      const todo = await releaseTodo(sql, actor, todo_id, tokenFor(todo_id, lease_token));
+      const todo = await todos.release(actor, todo_id, tokenFor(todo_id, lease_token));
       finished(todo_id);
       return ok({ todo });
     }),
